@@ -1,0 +1,10 @@
+"""gpucachex: a design-space exploration engine for GPU cache architectures.
+
+A C core simulates caches (and, through `simulate`, whole GPUs) cycle by cycle; this package
+builds configurations, loads and generates workloads, runs sweeps and computes energy.
+"""
+from gpucachex.functional import cache_run, policies
+
+__version__ = "0.1.0"
+
+__all__ = ["cache_run", "policies", "__version__"]

@@ -1,0 +1,116 @@
+"""The `gpucachex` command line: one sub-command per task, each a thin layer over the Python API."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+class CliError(Exception):
+    """A user-facing error: printed without a traceback, exit status 2."""
+
+
+def _print_table(rows: dict, title: str | None = None) -> None:
+    if title:
+        print(title)
+    width = max((len(str(k)) for k in rows), default=0)
+    for key, value in rows.items():
+        if isinstance(value, float):
+            value = f"{value:.6g}"
+        print(f"  {str(key):<{width}}  {value}")
+
+
+# ---- cache ----------------------------------------------------------------------------------
+
+def _read_addresses(path: str):
+    import numpy as np
+
+    p = Path(path)
+    if not p.is_file():
+        raise CliError(f"{path}: no such file")
+    size = p.stat().st_size
+    if size % 8:
+        raise CliError(f"{path}: size {size} bytes is not a multiple of 8 (expected raw little-endian uint64 addresses)")
+    return np.fromfile(p, dtype="<u8").astype(np.uint64, copy=False)
+
+
+def cmd_cache(args) -> int:
+    from gpucachex.functional import cache_run
+
+    addrs = _read_addresses(args.trace)
+    options = {}
+    if args.sector is not None:
+        options["sector_bytes"] = args.sector
+    if args.write_through:
+        options["write_policy"] = "write_through"
+    for item in args.option or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise CliError(f"--option expects key=value, got {item!r}")
+        try:
+            options[key] = float(value) if "." in value else int(value)
+        except ValueError:
+            raise CliError(f"--option {key}: {value!r} is not a number") from None
+    try:
+        stats = cache_run(addrs, sets=args.sets, ways=args.ways, line_bytes=args.line, policy=args.policy,
+                          seed=args.seed, **options)
+    except (ValueError, TypeError) as exc:
+        raise CliError(str(exc)) from None
+    stats["hit_rate"] = stats["hits"] / stats["accesses"] if stats["accesses"] else 0.0
+    if args.json:
+        print(json.dumps(stats, indent=2))
+    else:
+        _print_table(stats, f"{args.trace}: {args.sets} sets x {args.ways} ways x {args.line} B, {args.policy}")
+    return 0
+
+
+def cmd_gen_addresses(args) -> int:
+    from gpucachex.functional import mixed_stream
+
+    addrs = mixed_stream(args.count, footprint_bytes=args.footprint_mb << 20, seed=args.seed)
+    addrs.astype("<u8").tofile(args.out)
+    print(f"wrote {len(addrs):,} addresses ({args.footprint_mb} MB footprint) to {args.out}")
+    return 0
+
+
+# ---- parser ---------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpucachex", description="Design-space exploration of GPU caches.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("cache", help="functional cache simulation of raw little-endian uint64 addresses")
+    p.add_argument("trace", help="file of raw little-endian uint64 byte addresses")
+    p.add_argument("--sets", type=int, required=True)
+    p.add_argument("--ways", type=int, required=True)
+    p.add_argument("--line", type=int, required=True, help="line size in bytes")
+    p.add_argument("--policy", default="lru", help="replacement policy (lru, fifo, random, srrip)")
+    p.add_argument("--sector", type=int, help="sector size in bytes (default: unsectored)")
+    p.add_argument("--write-through", action="store_true", help="write-through instead of write-back")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--option", action="append", metavar="KEY=VALUE", help="policy parameter, e.g. rrpv_bits=3")
+    p.add_argument("--json", action="store_true", help="print the counters as JSON")
+    p.set_defaults(func=cmd_cache)
+
+    p = sub.add_parser("gen-addresses", help="write a synthetic mixed streaming/random address file")
+    p.add_argument("out")
+    p.add_argument("--count", type=int, default=10_000_000)
+    p.add_argument("--footprint-mb", type=int, default=64)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_gen_addresses)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except CliError as exc:
+        print(f"gpucachex {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

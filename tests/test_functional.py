@@ -1,0 +1,252 @@
+"""The functional cache (`gpucachex.cache_run`): exact agreement with an independent reference,
+known answers for every policy, and a clear error for every kind of bad input."""
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gpucachex
+from gpucachex.cli import main as cli_main
+from reference_cache import ReferenceCache
+
+
+def lines(*ids, line_bytes=64):
+    return np.array(ids, dtype=np.uint64) * np.uint64(line_bytes)
+
+
+# ---- agreement with the reference ---------------------------------------------------------
+
+@st.composite
+def workloads(draw):
+    sets = draw(st.one_of(st.integers(1, 16), st.integers(1, 4096), st.sampled_from([3, 5, 24, 96, 384, 1000, 4096])))
+    ways = draw(st.one_of(st.integers(1, 8), st.integers(1, 64)))
+    line_bytes = draw(st.sampled_from([32, 64, 128, 256]))
+    n = draw(st.integers(1, 1500))
+    # Concentrate accesses on a few sets so that replacement happens even in large caches:
+    # line = set + sets * tag with few sets and a few more tags than ways.
+    hot_sets = draw(st.lists(st.integers(0, sets - 1), min_size=1, max_size=4))
+    tags = ways + draw(st.integers(0, 4))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    hot = np.array(hot_sets, dtype=np.uint64)[rng.integers(0, len(hot_sets), n)]
+    line = hot + np.uint64(sets) * rng.integers(0, tags, n).astype(np.uint64)
+    # A fifth of the accesses anywhere in a footprint twice the cache.
+    anywhere = rng.integers(0, 2 * sets * ways, n).astype(np.uint64)
+    line = np.where(rng.random(n) < 0.2, anywhere, line)
+    offset = rng.integers(0, line_bytes, n).astype(np.uint64)
+    addresses = np.ascontiguousarray(line * np.uint64(line_bytes) + offset)
+    writes = rng.random(n) < draw(st.sampled_from([0.0, 0.3, 0.7]))
+    options = dict(write_back=draw(st.booleans()), write_allocate=draw(st.booleans()),
+                   index=draw(st.sampled_from(["mod", "mod", "xor"])))
+    return sets, ways, line_bytes, addresses, writes, options
+
+
+@pytest.mark.parametrize("policy", ["lru", "fifo"])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=workloads())
+def test_matches_reference(policy, case):
+    sets, ways, line_bytes, addresses, writes, options = case
+    ref = ReferenceCache(sets, ways, line_bytes, policy, **options)
+    for a, w in zip(addresses.tolist(), writes.tolist()):
+        ref.access(a, w)
+    write_policy = "write_back" if options["write_back"] else "write_through"
+    got = gpucachex.cache_run(addresses, sets=sets, ways=ways, line_bytes=line_bytes, policy=policy, writes=writes,
+                              write_policy=write_policy, write_allocate=options["write_allocate"],
+                              index=options["index"])
+    assert got == ref.stats
+
+
+def test_invariants_on_a_large_stream():
+    from gpucachex.functional import mixed_stream
+
+    addrs = mixed_stream(200_000, footprint_bytes=1 << 22, seed=3)
+    writes = np.random.default_rng(0).random(len(addrs)) < 0.25
+    for policy in ("lru", "fifo", "random", "srrip"):
+        s = gpucachex.cache_run(addrs, sets=96, ways=6, line_bytes=128, policy=policy, writes=writes)
+        assert s["hits"] + s["misses"] == s["accesses"] == len(addrs)
+        assert s["reads"] + s["writes"] == s["accesses"]
+        assert s["read_misses"] + s["write_misses"] == s["misses"]
+        assert s["evictions"] <= s["fills"] <= s["misses"]
+        assert s["fills"] - s["evictions"] <= 96 * 6  # what stays resident fits in the cache
+        assert s["writebacks"] <= s["evictions"]
+
+
+# ---- known answers, one per policy -----------------------------------------------------------
+
+def test_lru_known_answer():
+    # 2 ways, lines A B A C B A: C evicts B (A was used more recently), B evicts A, A evicts C.
+    s = gpucachex.cache_run(lines(0, 1, 0, 2, 1, 0), sets=1, ways=2, line_bytes=64, policy="lru")
+    assert (s["hits"], s["misses"], s["evictions"]) == (1, 5, 3)
+
+
+def test_fifo_known_answer():
+    # Same trace: C evicts A (first in) despite A's hit, so B then hits; A evicts B.
+    s = gpucachex.cache_run(lines(0, 1, 0, 2, 1, 0), sets=1, ways=2, line_bytes=64, policy="fifo")
+    assert (s["hits"], s["misses"], s["evictions"]) == (2, 4, 2)
+
+
+def test_srrip_known_answer_from_its_paper():
+    # Jaleel et al. 2010: a reused pair a1 a2 survives the scan b1..b4 under 2-bit SRRIP-HP
+    # (hits on a2 a1 and again a1 a2), while LRU loses both (hits only on a2 a1).
+    trace = lines(1, 2, 2, 1, 11, 12, 13, 14, 1, 2)
+    srrip = gpucachex.cache_run(trace, sets=1, ways=4, line_bytes=64, policy="srrip")
+    lru = gpucachex.cache_run(trace, sets=1, ways=4, line_bytes=64, policy="lru")
+    assert (srrip["hits"], srrip["evictions"]) == (4, 2)
+    assert (lru["hits"], lru["evictions"]) == (2, 4)
+    # With 1-bit RRPVs fills are "near" (0), so the scan can evict the pair: the policy parameter matters.
+    nru = gpucachex.cache_run(trace, sets=1, ways=4, line_bytes=64, policy="srrip", rrpv_bits=1)
+    assert nru["hits"] < srrip["hits"]
+
+
+def test_random_known_answers():
+    # Cycling over 5 lines in a 4-way set: LRU never hits; random replacement keeps some lines,
+    # its choice depends only on the seed, and victims are spread over the ways.
+    trace = lines(*([0, 1, 2, 3, 4] * 400))
+    assert gpucachex.cache_run(trace, sets=1, ways=4, line_bytes=64, policy="lru")["hits"] == 0
+    runs = [gpucachex.cache_run(trace, sets=1, ways=4, line_bytes=64, policy="random", seed=s) for s in range(20)]
+    assert all(r["evictions"] == r["misses"] - 4 for r in runs)
+    assert all(0 < r["hits"] < 2000 for r in runs)
+    assert runs[3] == gpucachex.cache_run(trace, sets=1, ways=4, line_bytes=64, policy="random", seed=3)
+    assert len({r["hits"] for r in runs}) > 1
+    # A uniformly random victim in a 4-way set keeps a given line with probability 3/4 per miss;
+    # the long-run hit rate of this cyclic trace is then well away from 0 and from 1.
+    rate = np.mean([r["hits"] for r in runs]) / 2000
+    assert 0.3 < rate < 0.8
+
+
+def test_write_policies_known_answers():
+    # One 1-way set. Write-back allocate: W A, R B (A written back), W B, R A (B written back).
+    trace, writes = lines(0, 1, 1, 0, line_bytes=128), np.array([1, 0, 1, 0], dtype=bool)
+    s = gpucachex.cache_run(trace, sets=1, ways=1, line_bytes=128, writes=writes)
+    assert (s["hits"], s["writebacks"], s["write_throughs"]) == (1, 2, 0)
+    # Write-through no-allocate: W A (not allocated), R A, W A (hit, forwarded), R B.
+    trace = lines(0, 0, 0, 1, line_bytes=128)
+    s = gpucachex.cache_run(trace, sets=1, ways=1, line_bytes=128, writes=writes, write_policy="write_through",
+                            write_allocate=False)
+    assert (s["hits"], s["fills"], s["write_throughs"], s["writebacks"]) == (1, 2, 2, 0)
+
+
+def test_sectors_and_hashed_index():
+    s = gpucachex.cache_run(np.array([0, 32, 8, 40, 128], dtype=np.uint64), sets=1, ways=1, line_bytes=128,
+                            sector_bytes=32)
+    assert (s["hits"], s["misses"], s["sector_misses"], s["evictions"]) == (2, 3, 1, 1)
+    # A power-of-two stride maps every line to set 0 with the modulo index but spreads with xor.
+    stride = np.arange(64, dtype=np.uint64) * np.uint64(32 * 128)
+    trace = np.concatenate([stride, stride])
+    mod = gpucachex.cache_run(trace, sets=32, ways=4, line_bytes=128, index="mod")
+    xor = gpucachex.cache_run(trace, sets=32, ways=4, line_bytes=128, index="xor")
+    assert mod["hits"] == 0 and xor["hits"] == 64
+
+
+def test_policies_are_listed_with_parameters():
+    names = {p["name"]: p for p in gpucachex.policies()}
+    assert {"lru", "fifo", "random", "srrip"} <= set(names)
+    assert names["srrip"]["params"][0]["name"] == "rrpv_bits"
+
+
+def test_input_is_not_copied_or_modified():
+    addrs = np.arange(0, 1 << 16, 8, dtype=np.uint64)
+    before = addrs.copy()
+    gpucachex.cache_run(addrs, sets=8, ways=2, line_bytes=64)
+    assert np.array_equal(addrs, before)
+    # Read-only arrays are accepted (the core only reads).
+    addrs.flags.writeable = False
+    assert gpucachex.cache_run(addrs, sets=8, ways=2, line_bytes=64)["accesses"] == len(addrs)
+
+
+# ---- bad input ------------------------------------------------------------------------------
+
+GOOD = np.arange(16, dtype=np.uint64) * np.uint64(64)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(sets=0), ValueError, "sets must be a positive integer, got 0"),
+    (dict(sets=-4), ValueError, "sets must be a positive integer, got -4"),
+    (dict(ways=0), ValueError, "ways must be a positive integer"),
+    (dict(ways=65), ValueError, "ways must be between 1 and 64, got 65"),
+    (dict(line_bytes=0), ValueError, "line_bytes must be a positive integer"),
+    (dict(line_bytes=96), ValueError, "line_bytes must be a power of two, got 96"),
+    (dict(line_bytes=-128), ValueError, "line_bytes must be a positive integer"),
+    (dict(sets=2.5), TypeError, "sets must be an int"),
+    (dict(policy="belady"), ValueError, r"unknown policy 'belady' \(known: lru, fifo, random, srrip\)"),
+    (dict(policy="lru", rrpv_bits=2), ValueError, "unknown option 'rrpv_bits' for policy 'lru'"),
+    (dict(policy="srrip", rrpv_bits=9), ValueError, "rrpv_bits must be between 1 and 8, got 9"),
+    (dict(policy="srrip", rrpv_bits="two"), TypeError, "rrpv_bits of policy 'srrip' must be a number"),
+    (dict(sector_bytes=48), ValueError, "sector_bytes must be a power of two"),
+    (dict(index="crc"), ValueError, "index must be 'mod' or 'xor', got 'crc'"),
+    (dict(write_policy="write_around"), ValueError, "write_policy must be 'write_back' or 'write_through'"),
+])
+def test_bad_geometry_and_options(kwargs, error, match):
+    args = dict(sets=4, ways=2, line_bytes=64)
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        gpucachex.cache_run(GOOD, **args)
+
+
+@pytest.mark.parametrize("addresses, error, match", [
+    (GOOD.astype(np.float64), TypeError, "addresses must have dtype uint64, got buffer format 'd'"),
+    (GOOD.astype(np.int64), TypeError, "addresses must have dtype uint64"),
+    (GOOD.astype(np.uint32), TypeError, "addresses must have dtype uint64"),
+    (np.arange(32, dtype=np.uint64)[::2], ValueError, "addresses must be C-contiguous"),
+    (np.zeros((4, 4), dtype=np.uint64), ValueError, "addresses must be one-dimensional"),
+    ([0, 64, 128], TypeError, "addresses must be a numpy array of uint64, got list"),
+    (None, TypeError, "addresses must be a numpy array of uint64, got NoneType"),
+])
+def test_bad_address_arrays(addresses, error, match):
+    with pytest.raises(error, match=match):
+        gpucachex.cache_run(addresses, sets=4, ways=2, line_bytes=64)
+
+
+def test_bad_write_arrays():
+    with pytest.raises(ValueError, match="writes has 3 elements but addresses has 16"):
+        gpucachex.cache_run(GOOD, sets=4, ways=2, line_bytes=64, writes=np.zeros(3, dtype=bool))
+    with pytest.raises(TypeError, match="writes must have dtype bool"):
+        gpucachex.cache_run(GOOD, sets=4, ways=2, line_bytes=64, writes=np.zeros(16, dtype=np.int32))
+    with pytest.raises(ValueError, match="writes must be C-contiguous"):
+        gpucachex.cache_run(GOOD, sets=4, ways=2, line_bytes=64, writes=np.zeros(32, dtype=bool)[::2])
+
+
+def test_empty_stream():
+    s = gpucachex.cache_run(np.zeros(0, dtype=np.uint64), sets=4, ways=2, line_bytes=64)
+    assert s["accesses"] == 0 and s["hits"] == 0
+
+
+# ---- command line ---------------------------------------------------------------------------
+
+def test_cli_cache_json(tmp_path, capsys):
+    path = tmp_path / "trace.bin"
+    lines(0, 1, 0, 2, 1, 0).astype("<u8").tofile(path)
+    assert cli_main(["cache", str(path), "--sets", "1", "--ways", "2", "--line", "64", "--policy", "fifo", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["hits"], out["misses"], out["evictions"]) == (2, 4, 2)
+
+
+def test_cli_cache_table_and_policy_option(tmp_path, capsys):
+    path = tmp_path / "trace.bin"
+    lines(1, 2, 2, 1, 11, 12, 13, 14, 1, 2).astype("<u8").tofile(path)
+    assert cli_main(["cache", str(path), "--sets", "1", "--ways", "4", "--line", "64", "--policy", "srrip",
+                     "--option", "rrpv_bits=2"]) == 0
+    out = capsys.readouterr().out
+    assert "hits" in out and " 4" in out
+
+
+def test_cli_cache_errors(tmp_path, capsys):
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"\x00" * 12)
+    assert cli_main(["cache", str(bad), "--sets", "4", "--ways", "2", "--line", "64"]) == 2
+    assert "not a multiple of 8" in capsys.readouterr().err
+    assert cli_main(["cache", str(tmp_path / "missing.bin"), "--sets", "4", "--ways", "2", "--line", "64"]) == 2
+    assert "no such file" in capsys.readouterr().err
+    good = tmp_path / "good.bin"
+    GOOD.astype("<u8").tofile(good)
+    assert cli_main(["cache", str(good), "--sets", "4", "--ways", "2", "--line", "96"]) == 2
+    assert "line_bytes must be a power of two" in capsys.readouterr().err
+
+
+def test_cli_gen_addresses(tmp_path, capsys):
+    out = tmp_path / "a.bin"
+    assert cli_main(["gen-addresses", str(out), "--count", "1000", "--footprint-mb", "1"]) == 0
+    data = np.fromfile(out, dtype="<u8")
+    assert len(data) == 1000 and data.max() < (1 << 20)
