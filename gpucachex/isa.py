@@ -1,0 +1,81 @@
+"""SASS opcode classification: maps an opcode such as ``LDG.E.CG`` to the instruction class, memory
+space and flags the timing model needs. The table is keyed by the base opcode (the text before the
+first dot); users extend it with `register_opcode` before loading a trace.
+
+Sources: the SASS instruction set references in NVIDIA's CUDA Binary Utilities documentation
+(Pascal to Hopper) and the opcode groups Accel-Sim's trace front end distinguishes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gpucachex.trace import Flag, OpClass, Space
+
+_L, _S, _A = OpClass.LOAD, OpClass.STORE, OpClass.ATOMIC
+
+# base opcode -> (OpClass, Space)
+OPCODE_TABLE: dict[str, tuple[int, int]] = {
+    # global / generic memory (generic addresses are global in traced programs)
+    "LDG": (_L, Space.GLOBAL), "LD": (_L, Space.GLOBAL), "LDGSTS": (_L, Space.GLOBAL),
+    "STG": (_S, Space.GLOBAL), "ST": (_S, Space.GLOBAL),
+    "ATOM": (_A, Space.GLOBAL), "ATOMG": (_A, Space.GLOBAL), "RED": (_A, Space.GLOBAL), "REDG": (_A, Space.GLOBAL),
+    # local memory (register spills, per-thread arrays)
+    "LDL": (_L, Space.LOCAL), "STL": (_S, Space.LOCAL),
+    # shared memory
+    "LDS": (_L, Space.SHARED), "LDSM": (_L, Space.SHARED), "STS": (_S, Space.SHARED), "ATOMS": (_A, Space.SHARED),
+    # constant memory (served by the constant cache; traces carry no addresses for it)
+    "LDC": (_L, Space.CONST), "ULDC": (_L, Space.CONST),
+    # texture
+    "TEX": (_L, Space.TEX), "TLD": (_L, Space.TEX), "TLD4": (_L, Space.TEX), "TXQ": (_L, Space.TEX),
+    "TMML": (_L, Space.TEX), "TXD": (_L, Space.TEX), "SULD": (_L, Space.TEX), "SUST": (_S, Space.TEX),
+    # special function unit
+    "MUFU": (OpClass.SFU, Space.NONE), "RRO": (OpClass.SFU, Space.NONE),
+    # double precision
+    "DADD": (OpClass.FP64, Space.NONE), "DMUL": (OpClass.FP64, Space.NONE), "DFMA": (OpClass.FP64, Space.NONE),
+    "DSETP": (OpClass.FP64, Space.NONE), "DMNMX": (OpClass.FP64, Space.NONE), "DSET": (OpClass.FP64, Space.NONE),
+    # tensor cores
+    "HMMA": (OpClass.TENSOR, Space.NONE), "IMMA": (OpClass.TENSOR, Space.NONE), "DMMA": (OpClass.TENSOR, Space.NONE),
+    "BMMA": (OpClass.TENSOR, Space.NONE), "HGMMA": (OpClass.TENSOR, Space.NONE),
+    # control flow
+    **{op: (OpClass.BRANCH, Space.NONE) for op in (
+        "BRA", "BRX", "JMP", "JMX", "CALL", "RET", "BSSY", "BSYNC", "SSY", "SYNC", "PBK", "BRK", "PCNT", "CONT",
+        "WARPSYNC", "YIELD", "KILL", "BPT", "JCAL", "PRET", "PEXIT")},
+    "BAR": (OpClass.BARRIER, Space.NONE),
+    "EXIT": (OpClass.EXIT, Space.NONE),
+    **{op: (OpClass.MEMBAR, Space.NONE) for op in ("MEMBAR", "FENCE", "ERRBAR", "CCTL", "CCTLL", "DEPBAR")},
+    "NOP": (OpClass.NOP, Space.NONE),
+}
+
+# Modifiers that make a load or store skip the (incoherent) L1D: cache-global, volatile, and the
+# strong GPU/system scopes of Volta and later.
+BYPASS_MODIFIERS = ("CG", "CV", "STRONG", "VOLATILE")
+
+
+def register_opcode(base: str, op_class: str | int, space: str | int = "none") -> None:
+    """Teach the classifier a base opcode, e.g. ``register_opcode("LDGX", "load", "global")``."""
+    if not base or "." in base or not base.replace("_", "").isalnum():
+        raise ValueError(f"base opcode must be a name without modifiers, got {base!r}")
+    cls = OpClass.NAMES.index(op_class) if isinstance(op_class, str) and op_class in OpClass.NAMES else op_class
+    spc = Space.NAMES.index(space) if isinstance(space, str) and space in Space.NAMES else space
+    if not isinstance(cls, int) or not 0 <= cls < len(OpClass.NAMES):
+        raise ValueError(f"unknown instruction class {op_class!r} (known: {', '.join(OpClass.NAMES)})")
+    if not isinstance(spc, int) or not 0 <= spc < len(Space.NAMES):
+        raise ValueError(f"unknown memory space {space!r} (known: {', '.join(Space.NAMES)})")
+    OPCODE_TABLE[base] = (cls, spc)
+
+
+def classify(opcode: str) -> tuple[int, int, int]:
+    """(op_class, space, flags) of a full opcode such as ``LDG.E.128.CG``; unknown opcodes are ALU."""
+    parts = opcode.split(".")
+    op_class, space = OPCODE_TABLE.get(parts[0], (OpClass.ALU, Space.NONE))
+    flags = 0
+    if space in (Space.GLOBAL, Space.LOCAL) and any(m in BYPASS_MODIFIERS for m in parts[1:]):
+        flags |= Flag.BYPASS_L1
+    return op_class, space, flags
+
+
+def classify_table(opcodes: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-opcode-index lookup arrays (op_class, space, flags) for a trace's opcode name table."""
+    rows = [classify(op) for op in opcodes] or [(0, 0, 0)]
+    arr = np.array(rows, dtype=np.uint8).reshape(-1, 3)
+    return arr[:, 0].copy(), arr[:, 1].copy(), arr[:, 2].copy()

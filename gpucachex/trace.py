@@ -1,0 +1,246 @@
+"""The one in-memory workload representation: a Trace is a list of kernels, each a set of
+structure-of-arrays numpy columns (one row per warp instruction) plus one uint64 address per active
+lane of each memory instruction. Every source (Accel-Sim traces, kernel models, native files)
+produces it, and the C core reads its buffers in place.
+
+Rows of a kernel are grouped by (CTA, warp) and in program order within a warp; CTAs appear in
+increasing linear id, warps in increasing id within their CTA.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import numpy as np
+
+WARP_SIZE = 32
+MAX_DST = 2   # destination registers per instruction (Accel-Sim's own parser keeps 1)
+MAX_SRC = 5   # source registers per instruction (Accel-Sim's own parser keeps 4)
+NO_REG = 255  # "no register" in dst/src; R255 is RZ, the zero register, which carries no dependency
+
+
+class OpClass:
+    """Instruction classes: how the timing model executes an instruction. Values are the uint8
+    codes stored in `Kernel.op_class` and understood by the C core (csrc/sim/isa.h)."""
+    ALU = 0      # integer and FP32 arithmetic, moves, predicates, conversions
+    SFU = 1      # special functions (MUFU: rcp, sqrt, sin, ...)
+    FP64 = 2     # double precision
+    TENSOR = 3   # tensor-core matrix operations
+    BRANCH = 4   # control flow (BRA, CALL, RET, ...)
+    BARRIER = 5  # CTA-wide barrier (BAR.SYNC)
+    EXIT = 6     # thread exit
+    LOAD = 7     # memory read (space says which memory)
+    STORE = 8    # memory write
+    ATOMIC = 9   # atomic read-modify-write and reductions (performed at L2 for global memory)
+    MEMBAR = 10  # memory fence
+    NOP = 11     # no operation
+
+    NAMES = ("alu", "sfu", "fp64", "tensor", "branch", "barrier", "exit", "load", "store", "atomic", "membar", "nop")
+
+
+class Space:
+    """Memory spaces (uint8 codes in `Kernel.space`)."""
+    NONE = 0
+    GLOBAL = 1
+    LOCAL = 2
+    SHARED = 3
+    CONST = 4
+    TEX = 5
+
+    NAMES = ("none", "global", "local", "shared", "const", "tex")
+
+
+class Flag:
+    """Per-instruction flag bits (uint8 `Kernel.flags`)."""
+    BYPASS_L1 = 1  # cache-global / volatile access (.CG, .CV, ...): not cached in the L1D
+
+
+# Column name -> (dtype, trailing shape). The order is the order of the native file format.
+INST_COLUMNS: dict[str, tuple[np.dtype, tuple[int, ...]]] = {
+    "cta": (np.dtype(np.uint32), ()),        # linear CTA id: x + y*gx + z*gx*gy
+    "warp": (np.dtype(np.uint16), ()),       # warp id within the CTA
+    "pc": (np.dtype(np.uint32), ()),         # program counter (byte offset in the kernel; call site for models)
+    "opcode": (np.dtype(np.uint16), ()),     # index into Trace.opcodes (the SASS or model opcode name)
+    "op_class": (np.dtype(np.uint8), ()),    # OpClass
+    "space": (np.dtype(np.uint8), ()),       # Space
+    "flags": (np.dtype(np.uint8), ()),       # Flag bits
+    "mask": (np.dtype(np.uint32), ()),       # active mask, bit i = lane i
+    "width": (np.dtype(np.uint8), ()),       # bytes accessed per active lane; 0 = no memory access
+    "dst": (np.dtype(np.uint8), (MAX_DST,)),  # destination registers, NO_REG-padded
+    "src": (np.dtype(np.uint8), (MAX_SRC,)),  # source registers, NO_REG-padded
+    "addr_offset": (np.dtype(np.uint64), ()),  # index of this instruction's first address in Kernel.addresses
+}
+
+
+def popcount32(mask: np.ndarray) -> np.ndarray:
+    """Number of set bits of each element of a uint32 array."""
+    m = mask.astype(np.uint32, copy=False)
+    return np.unpackbits(m.view(np.uint8).reshape(-1, 4), axis=1).sum(axis=1, dtype=np.int64) if m.size else np.zeros(0, np.int64)
+
+
+@dataclass(eq=False)
+class Kernel:
+    """One kernel launch: metadata plus the instruction columns and the address array."""
+    name: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    cta: np.ndarray
+    warp: np.ndarray
+    pc: np.ndarray
+    opcode: np.ndarray
+    op_class: np.ndarray
+    space: np.ndarray
+    flags: np.ndarray
+    mask: np.ndarray
+    width: np.ndarray
+    dst: np.ndarray
+    src: np.ndarray
+    addr_offset: np.ndarray
+    addresses: np.ndarray
+    shmem_bytes: int = 0       # shared memory per CTA
+    nregs: int = 0             # registers per thread
+    kernel_id: int = 0
+    binary_version: int = 0
+    attrs: dict = field(default_factory=dict)  # anything else the source recorded (stream id, base addresses, ...)
+
+    # ---- shape ------------------------------------------------------------------------------
+    @property
+    def n_insts(self) -> int:
+        return int(self.cta.shape[0])
+
+    @property
+    def threads_per_cta(self) -> int:
+        return int(self.block[0] * self.block[1] * self.block[2])
+
+    @property
+    def warps_per_cta(self) -> int:
+        return (self.threads_per_cta + WARP_SIZE - 1) // WARP_SIZE
+
+    @property
+    def grid_ctas(self) -> int:
+        return int(self.grid[0] * self.grid[1] * self.grid[2])
+
+    def columns(self) -> dict[str, np.ndarray]:
+        return {name: getattr(self, name) for name in INST_COLUMNS}
+
+    def mem_lanes(self) -> np.ndarray:
+        """Addresses each instruction owns: active lanes of instructions with a memory width."""
+        return np.where(self.width > 0, popcount32(self.mask), 0)
+
+    def warp_table(self) -> np.ndarray:
+        """(n_warps, 4) int64 rows: cta, warp, first instruction index, instruction count, for every
+        (CTA, warp) that has instructions, in row order."""
+        n = self.n_insts
+        if n == 0:
+            return np.zeros((0, 4), dtype=np.int64)
+        key = (self.cta.astype(np.int64) << 16) | self.warp.astype(np.int64)
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        counts = np.diff(np.r_[starts, n])
+        return np.stack([self.cta[starts].astype(np.int64), self.warp[starts].astype(np.int64), starts, counts], axis=1)
+
+    # ---- checks -----------------------------------------------------------------------------
+    def validate(self, where: str = "") -> None:
+        """Raise ValueError naming the problem if the kernel breaks the representation's rules."""
+        at = f"{where}kernel {self.name!r}: "
+        n = self.n_insts
+        for name, (dtype, trailing) in INST_COLUMNS.items():
+            col = getattr(self, name)
+            if not isinstance(col, np.ndarray):
+                raise ValueError(f"{at}column {name} must be a numpy array, got {type(col).__name__}")
+            if col.dtype != dtype:
+                raise ValueError(f"{at}column {name} must have dtype {dtype}, got {col.dtype}")
+            if col.shape != (n, *trailing):
+                raise ValueError(f"{at}column {name} has shape {col.shape}, expected {(n, *trailing)}")
+            if not col.flags.c_contiguous:
+                raise ValueError(f"{at}column {name} must be C-contiguous")
+        if self.addresses.dtype != np.uint64 or self.addresses.ndim != 1 or not self.addresses.flags.c_contiguous:
+            raise ValueError(f"{at}addresses must be a one-dimensional C-contiguous uint64 array")
+        if any(int(d) < 1 for d in (*self.grid, *self.block)):
+            raise ValueError(f"{at}grid {self.grid} and block {self.block} dimensions must be at least 1")
+        if self.threads_per_cta > 2048:
+            raise ValueError(f"{at}{self.threads_per_cta} threads per CTA is more than any GPU supports (2048)")
+        if n == 0:
+            return
+        if int(self.cta.max()) >= self.grid_ctas:
+            raise ValueError(f"{at}CTA id {int(self.cta.max())} is outside the grid of {self.grid_ctas} CTAs")
+        if int(self.warp.max()) >= self.warps_per_cta:
+            raise ValueError(f"{at}warp id {int(self.warp.max())} is outside a CTA of {self.warps_per_cta} warps")
+        key = (self.cta.astype(np.int64) << 16) | self.warp.astype(np.int64)
+        if np.any(key[1:] < key[:-1]):
+            bad = int(np.flatnonzero(key[1:] < key[:-1])[0]) + 1
+            raise ValueError(f"{at}instruction {bad} breaks the (CTA, warp) order of rows")
+        if int(self.op_class.max()) >= len(OpClass.NAMES):
+            raise ValueError(f"{at}unknown op_class {int(self.op_class.max())}")
+        if int(self.space.max()) >= len(Space.NAMES):
+            raise ValueError(f"{at}unknown space {int(self.space.max())}")
+        lanes = self.mem_lanes()
+        expected = np.r_[0, np.cumsum(lanes)[:-1]].astype(np.uint64)
+        if not np.array_equal(self.addr_offset, expected):
+            bad = int(np.flatnonzero(self.addr_offset != expected)[0])
+            raise ValueError(f"{at}addr_offset of instruction {bad} is {int(self.addr_offset[bad])}, "
+                             f"expected {int(expected[bad])} (active lanes of earlier memory instructions)")
+        if int(lanes.sum()) != self.addresses.shape[0]:
+            raise ValueError(f"{at}{self.addresses.shape[0]} addresses for {int(lanes.sum())} active memory lanes")
+
+    def replace(self, **changes) -> "Kernel":
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(eq=False)
+class Trace:
+    """A workload: kernels in launch order, the opcode name table their `opcode` columns index,
+    and the host-to-device copies, each (kernel index it precedes, destination address, bytes)."""
+    kernels: list[Kernel]
+    opcodes: list[str]
+    memcpys: list[tuple[int, int, int]] = field(default_factory=list)
+    name: str = ""
+    source: str = ""
+
+    def validate(self) -> "Trace":
+        for i, k in enumerate(self.kernels):
+            k.validate(where=f"{self.name or 'trace'}: kernel {i + 1}: ")
+            if k.n_insts and int(k.opcode.max()) >= len(self.opcodes):
+                raise ValueError(f"kernel {k.name!r}: opcode index {int(k.opcode.max())} outside the table "
+                                 f"of {len(self.opcodes)} opcodes")
+        for before, dst, nbytes in self.memcpys:
+            if not 0 <= before <= len(self.kernels) or nbytes < 0 or dst < 0:
+                raise ValueError(f"bad memcpy ({before}, {dst:#x}, {nbytes}) for {len(self.kernels)} kernels")
+        return self
+
+    # ---- totals -----------------------------------------------------------------------------
+    def summary(self) -> dict[str, int]:
+        """Totals over all kernels: ctas, warps (with instructions), warp_insts, thread_insts (active
+        lanes summed), mem_insts (instructions with a memory width), addresses."""
+        out = dict(ctas=0, warps=0, warp_insts=0, thread_insts=0, mem_insts=0, addresses=0)
+        for row in self._kernel_rows():
+            for key in out:
+                out[key] += row[key]
+        return out
+
+    def _kernel_rows(self) -> Iterable[dict]:
+        for i, k in enumerate(self.kernels):
+            table = k.warp_table()
+            yield dict(kernel=i + 1, name=k.name, grid=k.grid, block=k.block,
+                       ctas=int(np.unique(k.cta).size) if k.n_insts else 0, warps=int(table.shape[0]),
+                       warp_insts=k.n_insts, thread_insts=int(popcount32(k.mask).sum()),
+                       mem_insts=int(np.count_nonzero(k.width)), addresses=int(k.addresses.shape[0]),
+                       shmem_bytes=k.shmem_bytes, nregs=k.nregs)
+
+    def kernels_frame(self):
+        """One row per kernel with its launch shape and totals (a pandas DataFrame)."""
+        import pandas as pd
+
+        return pd.DataFrame(list(self._kernel_rows()))
+
+    def opcode_counts(self) -> dict[str, int]:
+        """Warp instructions per opcode name, over all kernels."""
+        counts = np.zeros(len(self.opcodes), dtype=np.int64)
+        for k in self.kernels:
+            counts += np.bincount(k.opcode, minlength=len(self.opcodes))
+        return {name: int(c) for name, c in zip(self.opcodes, counts) if c}
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"Trace({self.name or self.source or '?'}: {len(self.kernels)} kernels, {s['warp_insts']:,} warp "
+                f"instructions, {s['addresses']:,} addresses)")

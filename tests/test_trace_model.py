@@ -1,0 +1,64 @@
+"""The Trace representation's own rules: validation errors name the problem, and totals are
+computed from the columns."""
+import numpy as np
+import pytest
+
+from gpucachex import isa
+from gpucachex.trace import MAX_DST, MAX_SRC, NO_REG, Flag, Kernel, OpClass, Space, Trace
+
+
+def tiny_kernel(masks=(0xFFFFFFFF, 0x0000000F, 0xFFFFFFFF), widths=(4, 0, 4)):
+    n = len(masks)
+    mask = np.array(masks, dtype=np.uint32)
+    width = np.array(widths, dtype=np.uint8)
+    lanes = np.where(width > 0, [bin(m).count("1") for m in masks], 0)
+    return Kernel(
+        name="k", grid=(1, 1, 1), block=(32, 1, 1),
+        cta=np.zeros(n, np.uint32), warp=np.zeros(n, np.uint16), pc=np.arange(n, dtype=np.uint32) * 16,
+        opcode=np.zeros(n, np.uint16), op_class=np.full(n, OpClass.LOAD, np.uint8),
+        space=np.full(n, Space.GLOBAL, np.uint8), flags=np.zeros(n, np.uint8), mask=mask, width=width,
+        dst=np.full((n, MAX_DST), NO_REG, np.uint8), src=np.full((n, MAX_SRC), NO_REG, np.uint8),
+        addr_offset=np.r_[0, np.cumsum(lanes)[:-1]].astype(np.uint64),
+        addresses=np.arange(int(lanes.sum()), dtype=np.uint64) * np.uint64(4))
+
+
+def test_summary_counts_lanes_and_memory_instructions():
+    t = Trace([tiny_kernel()], ["LDG.E"]).validate()
+    assert t.summary() == dict(ctas=1, warps=1, warp_insts=3, thread_insts=68, mem_insts=2, addresses=64)
+    frame = t.kernels_frame()
+    assert list(frame["warp_insts"]) == [3] and list(frame["thread_insts"]) == [68]
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(addr_offset=np.array([0, 32, 33], np.uint64)), "addr_offset of instruction 2 is 33, expected 32"),
+    (dict(addresses=np.zeros(3, np.uint64)), "3 addresses for 64 active memory lanes"),
+    (dict(warp=np.array([0, 1, 0], np.uint16)), "warp id 1 is outside a CTA of 1 warps"),
+    (dict(cta=np.array([0, 0, 5], np.uint32)), "CTA id 5 is outside the grid of 1 CTAs"),
+    (dict(pc=np.zeros(3, np.int64)), "column pc must have dtype uint32"),
+    (dict(block=(4096, 1, 1)), "4096 threads per CTA"),
+])
+def test_validation_names_the_problem(change, message):
+    k = tiny_kernel().replace(**change)
+    with pytest.raises(ValueError, match=message):
+        Trace([k], ["LDG.E"]).validate()
+
+
+def test_opcode_classification():
+    assert isa.classify("LDG.E.128.CG") == (OpClass.LOAD, Space.GLOBAL, Flag.BYPASS_L1)
+    assert isa.classify("LDG.E") == (OpClass.LOAD, Space.GLOBAL, 0)
+    assert isa.classify("LDS.U.128") == (OpClass.LOAD, Space.SHARED, 0)
+    assert isa.classify("ATOMS.ADD") == (OpClass.ATOMIC, Space.SHARED, 0)
+    assert isa.classify("RED.E.ADD.F32.FTZ.RN.STRONG.GPU")[0] == OpClass.ATOMIC
+    assert isa.classify("MUFU.RSQ")[0] == OpClass.SFU
+    assert isa.classify("DFMA")[0] == OpClass.FP64
+    assert isa.classify("BAR.SYNC")[0] == OpClass.BARRIER
+    assert isa.classify("IMAD.MOV.U32")[0] == OpClass.ALU  # unknown opcodes are ALU
+    isa.register_opcode("LDGX", "load", "global")
+    try:
+        assert isa.classify("LDGX.E")[:2] == (OpClass.LOAD, Space.GLOBAL)
+    finally:
+        del isa.OPCODE_TABLE["LDGX"]
+    with pytest.raises(ValueError, match="unknown instruction class 'loads'"):
+        isa.register_opcode("FOO", "loads")
+    with pytest.raises(ValueError, match="base opcode must be a name without modifiers"):
+        isa.register_opcode("LDG.E", "load", "global")
