@@ -9,12 +9,35 @@
 #include "cache/cache.h"
 #include "gcx.h"
 #include "policies/policies.h"
+#include "sim/config.h"
+#include "sim/gpu.h"
+#include "sim/workload.h"
+#include "techniques/technique.h"
 
 /* ---- buffers --------------------------------------------------------------------------- */
 
-enum buf_kind { BUF_U64, BUF_BOOL };
+static int format_is(const char *fmt, const char *codes);
 
-static const char *buf_kind_name(enum buf_kind k) { return k == BUF_U64 ? "uint64" : "bool"; }
+enum buf_kind { BUF_U64, BUF_BOOL, BUF_U8, BUF_U16, BUF_U32 };
+
+static const char *buf_kind_name(enum buf_kind k)
+{
+    static const char *const names[] = {"uint64", "bool", "uint8", "uint16", "uint32"};
+    return names[k];
+}
+
+static int buf_kind_ok(enum buf_kind kind, const Py_buffer *v)
+{
+    /* Format codes for the unsigned sizes on LP64 platforms (numpy uses L for uint64 on Linux). */
+    switch (kind) {
+    case BUF_U64: return v->itemsize == 8 && format_is(v->format, "QL");
+    case BUF_BOOL: return v->itemsize == 1 && format_is(v->format, "?B");
+    case BUF_U8: return v->itemsize == 1 && format_is(v->format, "B");
+    case BUF_U16: return v->itemsize == 2 && format_is(v->format, "H");
+    case BUF_U32: return v->itemsize == 4 && format_is(v->format, "IL");
+    }
+    return 0;
+}
 
 static int format_is(const char *fmt, const char *codes)
 {
@@ -45,9 +68,7 @@ static int get_vector(PyObject *obj, const char *arg, enum buf_kind kind, Py_buf
         PyBuffer_Release(view);
         return -1;
     }
-    int ok = kind == BUF_U64 ? (view->itemsize == 8 && format_is(view->format, "QL"))
-                             : (view->itemsize == 1 && format_is(view->format, "?B"));
-    if (!ok) {
+    if (!buf_kind_ok(kind, view)) {
         PyErr_Format(PyExc_TypeError, "%s must have dtype %s, got buffer format '%s' (itemsize %zd)", arg,
                      buf_kind_name(kind), view->format ? view->format : "B", view->itemsize);
         PyBuffer_Release(view);
@@ -288,6 +309,596 @@ static PyObject *py_cache_run(PyObject *self, PyObject *args, PyObject *kwargs)
     return result;
 }
 
+
+/* ---- timing model ------------------------------------------------------------------------ */
+
+/* Borrow column `key` of kernel dict `kd`: `inner` 0 for a vector of n elements, else an (n, inner)
+ * matrix. Errors name the kernel and the column. */
+static int get_column(PyObject *kd, int ki, const char *key, enum buf_kind kind, Py_ssize_t n, int inner,
+                      Py_buffer *view)
+{
+    PyObject *obj = PyDict_GetItemString(kd, key);
+    if (!obj) {
+        PyErr_Format(PyExc_ValueError, "kernel %d: missing column '%s'", ki + 1, key);
+        return -1;
+    }
+    if (PyObject_GetBuffer(obj, view, PyBUF_STRIDES | PyBUF_FORMAT) != 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "kernel %d: column %s must be a numpy array of %s", ki + 1, key,
+                     buf_kind_name(kind));
+        return -1;
+    }
+    const char *problem = NULL;
+    if (!PyBuffer_IsContiguous(view, 'C'))
+        problem = "must be C-contiguous";
+    else if (!buf_kind_ok(kind, view))
+        problem = "has the wrong dtype";
+    else if (inner == 0 && (view->ndim != 1 || view->shape[0] != n))
+        problem = "has the wrong shape";
+    else if (inner > 0 && (view->ndim != 2 || view->shape[0] != n || view->shape[1] != inner))
+        problem = "has the wrong shape";
+    if (problem) {
+        PyErr_Format(PyExc_ValueError, "kernel %d: column %s %s (expected %s, %zd rows%s)", ki + 1, key, problem,
+                     buf_kind_name(kind), n, inner == GCX_MAX_DST ? " x 2" : inner == GCX_MAX_SRC ? " x 5" : "");
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+#define N_COLUMNS 13
+typedef struct kernel_buffers {
+    Py_buffer v[N_COLUMNS];
+    int n_held;
+    PyObject *name; /* a reference keeping the name's UTF-8 alive */
+} kernel_buffers;
+
+static void release_kernels(kernel_buffers *kb, int n)
+{
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < kb[i].n_held; j++)
+            PyBuffer_Release(&kb[i].v[j]);
+        Py_XDECREF(kb[i].name);
+    }
+}
+
+static int read_dims(PyObject *kd, int ki, const char *key, uint32_t out[3])
+{
+    PyObject *obj = PyDict_GetItemString(kd, key);
+    if (!obj || !PyArg_ParseTuple(obj, "III", &out[0], &out[1], &out[2])) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "kernel %d: %s must be a tuple of three non-negative integers", ki + 1, key);
+        return -1;
+    }
+    return 0;
+}
+
+static int read_u32(PyObject *kd, int ki, const char *key, uint32_t *out)
+{
+    PyObject *obj = PyDict_GetItemString(kd, key);
+    unsigned long v = obj ? PyLong_AsUnsignedLong(obj) : 0;
+    if (!obj || (v == (unsigned long)-1 && PyErr_Occurred()) || v > UINT32_MAX) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "kernel %d: %s must be a non-negative integer", ki + 1, key);
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int load_kernel(PyObject *kd, int ki, gcx_kernel *k, kernel_buffers *kb)
+{
+    memset(k, 0, sizeof *k);
+    if (!PyDict_Check(kd)) {
+        PyErr_Format(PyExc_TypeError, "kernel %d must be a dict of columns", ki + 1);
+        return -1;
+    }
+    PyObject *name = PyDict_GetItemString(kd, "name");
+    if (name && PyUnicode_Check(name)) {
+        Py_INCREF(name);
+        kb->name = name;
+        k->name = PyUnicode_AsUTF8(name);
+    }
+    if (read_dims(kd, ki, "grid", k->grid) || read_dims(kd, ki, "block", k->block) ||
+        read_u32(kd, ki, "nregs", &k->nregs) || read_u32(kd, ki, "shmem_bytes", &k->shmem_bytes))
+        return -1;
+    PyObject *cta = PyDict_GetItemString(kd, "cta");
+    Py_ssize_t n = cta ? PyObject_Length(cta) : -1;
+    if (n < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "kernel %d: missing column 'cta'", ki + 1);
+        return -1;
+    }
+    struct { const char *key; enum buf_kind kind; int inner; } cols[N_COLUMNS] = {
+        {"cta", BUF_U32, 0}, {"warp", BUF_U16, 0}, {"pc", BUF_U32, 0}, {"op_class", BUF_U8, 0},
+        {"space", BUF_U8, 0}, {"flags", BUF_U8, 0}, {"width", BUF_U8, 0}, {"mask", BUF_U32, 0},
+        {"dst", BUF_U8, GCX_MAX_DST}, {"src", BUF_U8, GCX_MAX_SRC}, {"addr_offset", BUF_U64, 0},
+        {"addresses", BUF_U64, -1}, {NULL, 0, 0},
+    };
+    for (int j = 0; cols[j].key; j++) {
+        Py_buffer *v = &kb->v[kb->n_held];
+        if (cols[j].inner < 0) {
+            PyObject *obj = PyDict_GetItemString(kd, cols[j].key);
+            if (!obj) {
+                PyErr_Format(PyExc_ValueError, "kernel %d: missing column 'addresses'", ki + 1);
+                return -1;
+            }
+            char arg[64];
+            snprintf(arg, sizeof arg, "kernel %d: addresses", ki + 1);
+            if (get_vector(obj, arg, BUF_U64, v) != 0)
+                return -1;
+        } else if (get_column(kd, ki, cols[j].key, cols[j].kind, n, cols[j].inner, v) != 0) {
+            return -1;
+        }
+        kb->n_held++;
+    }
+    k->n_insts = (uint64_t)n;
+    k->cta = kb->v[0].buf;
+    k->warp = kb->v[1].buf;
+    k->pc = kb->v[2].buf;
+    k->op_class = kb->v[3].buf;
+    k->space = kb->v[4].buf;
+    k->flags = kb->v[5].buf;
+    k->width = kb->v[6].buf;
+    k->mask = kb->v[7].buf;
+    k->dst = kb->v[8].buf;
+    k->src = kb->v[9].buf;
+    k->addr_offset = kb->v[10].buf;
+    k->addresses = kb->v[11].buf;
+    k->n_addrs = (uint64_t)kb->v[11].shape[0];
+    return 0;
+}
+
+/* Fill a configuration from {dotted key: value}; every key must be known. */
+static int read_config(PyObject *dict, gcx_gpu_config *cfg)
+{
+    gcx_config_defaults(cfg);
+    if (!PyDict_Check(dict)) {
+        PyErr_SetString(PyExc_TypeError, "config must be a dict of dotted keys");
+        return -1;
+    }
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    gcx_error err = {0};
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        if (!name) {
+            PyErr_SetString(PyExc_TypeError, "configuration keys must be strings");
+            return -1;
+        }
+        const gcx_key *k = gcx_config_find(name);
+        int rc;
+        if (PyUnicode_Check(value)) {
+            if (!k) {
+                PyErr_Format(PyExc_ValueError, "unknown configuration key '%s'", name);
+                return -1;
+            }
+            rc = gcx_config_set_name(cfg, k, PyUnicode_AsUTF8(value), &err);
+        } else if (PyNumber_Check(value)) {
+            double v = PyFloat_AsDouble(value);
+            if (v == -1.0 && PyErr_Occurred())
+                return -1;
+            rc = k ? gcx_config_set_number(cfg, k, v, &err) : gcx_config_set_param(cfg, name, v, &err);
+        } else {
+            PyErr_Format(PyExc_TypeError, "%s must be a number, bool or string, got %.100s", name,
+                         Py_TYPE(value)->tp_name);
+            return -1;
+        }
+        if (rc) {
+            raise_gcx(&err);
+            return -1;
+        }
+    }
+    if (gcx_config_check(cfg, &err)) {
+        raise_gcx(&err);
+        return -1;
+    }
+    return 0;
+}
+
+static int put_u64(PyObject *d, const char *key, uint64_t v)
+{
+    PyObject *o = PyLong_FromUnsignedLongLong(v);
+    int rc = o ? PyDict_SetItemString(d, key, o) : -1;
+    Py_XDECREF(o);
+    return rc;
+}
+
+static PyObject *u64_list(const uint64_t *v, size_t n)
+{
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        PyObject *o = PyLong_FromUnsignedLongLong(v[i]);
+        if (!o) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, o);
+    }
+    return list;
+}
+
+static int put_obj(PyObject *d, const char *key, PyObject *o)
+{
+    int rc = o ? PyDict_SetItemString(d, key, o) : -1;
+    Py_XDECREF(o);
+    return rc;
+}
+
+/* Statistics of a set of caches: the sum, and one list per statistic with a value per cache. */
+static int put_cache_stats(PyObject *out, const char *level, gcx_tcache *const *caches, size_t n)
+{
+    PyObject *sum = PyDict_New(), *per = PyDict_New();
+    if (!sum || !per) {
+        Py_XDECREF(sum);
+        Py_XDECREF(per);
+        return -1;
+    }
+    uint64_t *vals = malloc((n ? n : 1) * sizeof *vals);
+    int rc = vals ? 0 : -1;
+#define GCX_X(name, doc)                                                                           \
+    if (rc == 0) {                                                                                 \
+        uint64_t total = 0;                                                                        \
+        for (size_t i = 0; i < n; i++)                                                             \
+            total += vals[i] = caches[i]->s.name;                                                  \
+        rc = put_u64(sum, #name, total);                                                           \
+        if (rc == 0)                                                                               \
+            rc = put_obj(per, #name, u64_list(vals, n));                                           \
+    }
+    GCX_TCACHE_STATS(GCX_X)
+#undef GCX_X
+    uint64_t ha[GCX_HIST_ACCESS] = {0}, hi[GCX_HIST_INTERVAL] = {0}, lines = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (int b = 0; b < GCX_HIST_ACCESS; b++)
+            ha[b] += caches[i]->hist_access[b];
+        for (int b = 0; b < GCX_HIST_INTERVAL; b++)
+            hi[b] += caches[i]->hist_interval[b];
+        lines += caches[i]->c.n_lines;
+    }
+    if (rc == 0)
+        rc = put_obj(sum, "hist_access", u64_list(ha, GCX_HIST_ACCESS));
+    if (rc == 0)
+        rc = put_obj(sum, "hist_interval", u64_list(hi, GCX_HIST_INTERVAL));
+    if (rc == 0)
+        rc = put_u64(sum, "lines", lines);
+    free(vals);
+    char key[64];
+    snprintf(key, sizeof key, "%s_per_cache", level);
+    if (rc == 0)
+        rc = PyDict_SetItemString(out, level, sum);
+    if (rc == 0)
+        rc = PyDict_SetItemString(out, key, per);
+    Py_DECREF(sum);
+    Py_DECREF(per);
+    return rc;
+}
+
+/* Per-line residency of a set of caches as bytes of uint64 (lines x 3: ON, DROWSY, OFF). */
+static PyObject *line_residency(gcx_tcache *const *caches, size_t n)
+{
+    size_t lines = 0;
+    for (size_t i = 0; i < n; i++)
+        lines += caches[i]->c.n_lines;
+    PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(lines * 3 * sizeof(uint64_t)));
+    if (!b)
+        return NULL;
+    uint64_t *dst = (uint64_t *)PyBytes_AS_STRING(b);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(dst, caches[i]->resid, caches[i]->c.n_lines * 3 * sizeof(uint64_t));
+        dst += caches[i]->c.n_lines * 3;
+    }
+    return b;
+}
+
+static int sink_put(gcx_stat_sink *sink, const char *name, double value)
+{
+    PyObject *o = PyFloat_FromDouble(value);
+    int rc = o ? PyDict_SetItemString((PyObject *)sink->opaque, name, o) : -1;
+    Py_XDECREF(o);
+    return rc;
+}
+
+static PyObject *gpu_results(gcx_gpu *g, int detail)
+{
+    PyObject *out = PyDict_New();
+    if (!out)
+        return NULL;
+    uint32_t n_sms = (uint32_t)g->cfg.sms, n_parts = (uint32_t)g->cfg.l2_partitions;
+    uint64_t warp_insts = 0, thread_insts = 0, lat = 0, loads = 0, ia = 0, im = 0, ih = 0;
+    for (uint32_t i = 0; i < n_sms; i++) {
+        ia += g->sms[i].l1i_accesses;
+        im += g->sms[i].l1i_misses;
+        ih += g->sms[i].l1i_mshr_hits;
+        warp_insts += g->sms[i].warp_insts;
+        thread_insts += g->sms[i].thread_insts;
+        lat += g->sms[i].load_latency_sum;
+        loads += g->sms[i].loads_done;
+    }
+    gcx_tcache **l1 = malloc(n_sms * sizeof *l1), **l2 = malloc(n_parts * sizeof *l2);
+    int rc = (l1 && l2) ? 0 : -1;
+    for (uint32_t i = 0; rc == 0 && i < n_sms; i++)
+        l1[i] = &g->sms[i].l1.tc;
+    for (uint32_t p = 0; rc == 0 && p < n_parts; p++)
+        l2[p] = &g->l2[p].tc;
+    if (rc == 0)
+        rc = put_u64(out, "cycles", g->now) || put_u64(out, "warp_insts", warp_insts) ||
+             put_u64(out, "thread_insts", thread_insts) || put_u64(out, "loads", loads) ||
+             put_u64(out, "load_latency_sum", lat) || put_u64(out, "requests", g->reqs_made) ||
+             put_u64(out, "requests_live", g->reqs_live) || put_u64(out, "l2_prefill_lines", g->dram_prefill_lines) ||
+             put_u64(out, "l1i_accesses", ia) || put_u64(out, "l1i_misses", im) || put_u64(out, "l1i_mshr_hits", ih);
+    if (rc == 0)
+        rc = put_cache_stats(out, "l1d", l1, n_sms);
+    if (rc == 0)
+        rc = put_cache_stats(out, "l2", l2, n_parts);
+    if (rc == 0) {
+        uint64_t reads = 0, writes = 0, hits = 0, misses = 0, bytes = 0, l2_fails = 0;
+        for (uint32_t ch = 0; ch < (uint32_t)g->cfg.dram_channels; ch++) {
+            reads += g->dram[ch].reads;
+            writes += g->dram[ch].writes;
+            hits += g->dram[ch].row_hits;
+            misses += g->dram[ch].row_misses;
+            bytes += g->dram[ch].bytes;
+        }
+        for (uint32_t p = 0; p < n_parts; p++)
+            l2_fails += g->l2[p].fails;
+        rc = put_u64(out, "dram_reads", reads) || put_u64(out, "dram_writes", writes) ||
+             put_u64(out, "dram_row_hits", hits) || put_u64(out, "dram_row_misses", misses) ||
+             put_u64(out, "dram_bytes", bytes) || put_u64(out, "l2_stalls", l2_fails) ||
+             put_u64(out, "icnt_request_flits", g->req_net.flits) ||
+             put_u64(out, "icnt_reply_flits", g->reply_net.flits) ||
+             put_u64(out, "icnt_packets", g->req_net.packets + g->reply_net.packets) ||
+             put_u64(out, "cluster_flits", g->cluster_net.flits);
+    }
+    if (rc == 0) {
+        PyObject *ts = PyDict_New();
+        uint64_t *col = malloc((g->ts_n ? g->ts_n : 1) * sizeof *col);
+        rc = (ts && col) ? 0 : -1;
+#define GCX_X(name)                                                                                \
+    if (rc == 0) {                                                                                 \
+        for (size_t i = 0; i < g->ts_n; i++)                                                       \
+            col[i] = g->ts[i].name;                                                                \
+        rc = put_obj(ts, #name, u64_list(col, g->ts_n));                                           \
+    }
+        GCX_TS_FIELDS(GCX_X)
+#undef GCX_X
+        free(col);
+        if (rc == 0)
+            rc = PyDict_SetItemString(out, "timeseries", ts);
+        Py_XDECREF(ts);
+    }
+    if (rc == 0) {
+        PyObject *tech = PyDict_New(), *names = PyDict_New();
+        rc = (tech && names) ? 0 : -1;
+        gcx_stat_sink sink = {.opaque = tech, .put = sink_put};
+        for (int kind = 0; rc == 0 && kind < GCX_N_TECH_KINDS; kind++) {
+            gcx_tech *t = &g->tech[kind];
+            PyObject *nm = PyUnicode_FromString(t->ops->name);
+            rc = nm ? PyDict_SetItemString(names, gcx_tech_kind_key(kind), nm) : -1;
+            Py_XDECREF(nm);
+            if (rc == 0 && t->ops->report)
+                t->ops->report(t, &sink);
+            if (PyErr_Occurred())
+                rc = -1;
+        }
+        if (rc == 0)
+            rc = PyDict_SetItemString(out, "technique_metrics", tech);
+        if (rc == 0)
+            rc = PyDict_SetItemString(out, "techniques", names);
+        Py_XDECREF(tech);
+        Py_XDECREF(names);
+    }
+    if (rc == 0 && detail) {
+        rc = put_obj(out, "l1d_line_residency", line_residency(l1, n_sms));
+        if (rc == 0)
+            rc = put_obj(out, "l2_line_residency", line_residency(l2, n_parts));
+    }
+    free(l1);
+    free(l2);
+    if (rc != 0) {
+        Py_DECREF(out);
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        return NULL;
+    }
+    return out;
+}
+
+static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"config", "kernels", "memcpys", "seed", "detail", NULL};
+    PyObject *config, *kernels, *memcpys = Py_None;
+    unsigned long long seed = 0;
+    int detail = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OKp", kwlist, &config, &kernels, &memcpys, &seed, &detail))
+        return NULL;
+    gcx_gpu_config cfg;
+    if (read_config(config, &cfg) != 0)
+        return NULL;
+    if (!PyList_Check(kernels)) {
+        PyErr_SetString(PyExc_TypeError, "kernels must be a list of dicts");
+        return NULL;
+    }
+    Py_ssize_t nk = PyList_GET_SIZE(kernels);
+    Py_ssize_t nm = memcpys == Py_None ? 0 : PyObject_Length(memcpys);
+    if (nm < 0)
+        return NULL;
+    gcx_kernel *ks = calloc(nk ? (size_t)nk : 1, sizeof *ks);
+    kernel_buffers *kb = calloc(nk ? (size_t)nk : 1, sizeof *kb);
+    gcx_memcpy *mc = calloc(nm ? (size_t)nm : 1, sizeof *mc);
+    if (!ks || !kb || !mc) {
+        free(ks);
+        free(kb);
+        free(mc);
+        return PyErr_NoMemory();
+    }
+    PyObject *result = NULL;
+    int loaded = 0;
+    for (; loaded < nk; loaded++)
+        if (load_kernel(PyList_GET_ITEM(kernels, loaded), (int)loaded, &ks[loaded], &kb[loaded]) != 0) {
+            loaded++; /* release what this kernel already holds */
+            goto done;
+        }
+    for (Py_ssize_t i = 0; i < nm; i++) {
+        PyObject *item = PySequence_GetItem(memcpys, i);
+        unsigned int before;
+        unsigned long long dst, bytes;
+        int ok = item && PyArg_ParseTuple(item, "IKK", &before, &dst, &bytes);
+        Py_XDECREF(item);
+        if (!ok) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "memcpy %zd must be (kernel index, address, bytes)", i);
+            goto done;
+        }
+        mc[i] = (gcx_memcpy){.before_kernel = before, .dst = dst, .bytes = bytes};
+    }
+    {
+        gcx_workload wl = {.kernels = ks, .n_kernels = (uint32_t)nk, .memcpys = mc, .n_memcpys = (uint32_t)nm};
+        gcx_gpu *gpu = calloc(1, sizeof *gpu);
+        gcx_error err = {0};
+        int rc;
+        if (!gpu) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        rc = gcx_workload_prepare(&wl, &err);
+        if (rc == GCX_OK)
+            rc = gcx_gpu_init(gpu, &cfg, &wl, seed, &err);
+        if (rc == GCX_OK)
+            rc = gcx_gpu_run(gpu, &err);
+        Py_END_ALLOW_THREADS
+        if (rc == GCX_OK)
+            result = gpu_results(gpu, detail);
+        else
+            raise_gcx(&err);
+        gcx_gpu_free(gpu);
+        free(gpu);
+        gcx_workload_release(&wl);
+    }
+done:
+    release_kernels(kb, (int)loaded);
+    free(ks);
+    free(kb);
+    free(mc);
+    return result;
+}
+
+static PyObject *py_check_config(PyObject *self, PyObject *config)
+{
+    gcx_gpu_config cfg;
+    if (read_config(config, &cfg) != 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static const char *key_type_name(int type)
+{
+    static const char *const names[] = {"int", "float", "bool", "choice", "policy", "technique"};
+    return names[type];
+}
+
+/* The configuration schema: every core key and every technique parameter. */
+static PyObject *py_config_schema(PyObject *self, PyObject *noargs)
+{
+    PyObject *out = PyList_New(0);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < gcx_n_core_keys; i++) {
+        const gcx_key *k = &gcx_core_keys[i];
+        PyObject *choices;
+        if (k->type == GCX_KEY_CHOICE) {
+            PyObject *all = PyUnicode_FromString(k->choices), *sep = PyUnicode_FromString(",");
+            choices = all && sep ? PyUnicode_Split(all, sep, -1) : NULL;
+            Py_XDECREF(all);
+            Py_XDECREF(sep);
+        } else if (k->type == GCX_KEY_POLICY) {
+            choices = PyList_New(0);
+            for (const gcx_policy *const *p = gcx_policies; choices && *p; p++) {
+                PyObject *nm = PyUnicode_FromString((*p)->name);
+                if (!nm || PyList_Append(choices, nm) != 0)
+                    Py_CLEAR(choices);
+                Py_XDECREF(nm);
+            }
+        } else if (k->type == GCX_KEY_TECHNIQUE) {
+            choices = PyList_New(0);
+            for (const gcx_technique *const *t = gcx_techniques; choices && *t; t++) {
+                if (strcmp(gcx_tech_kind_key((*t)->kind), k->choices) != 0)
+                    continue;
+                PyObject *nm = PyUnicode_FromString((*t)->name);
+                if (!nm || PyList_Append(choices, nm) != 0)
+                    Py_CLEAR(choices);
+                Py_XDECREF(nm);
+            }
+        } else {
+            choices = Py_NewRef(Py_None);
+        }
+        if (!choices) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyObject *d = Py_BuildValue("{s:s,s:s,s:d,s:d,s:d,s:N,s:s,s:O}", "name", k->name, "type",
+                                    key_type_name(k->type), "default", k->default_value, "min", k->min_value, "max",
+                                    k->max_value, "choices", choices, "doc", k->doc, "technique", Py_None);
+        if (!d || PyList_Append(out, d) != 0) {
+            Py_XDECREF(d);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(d);
+    }
+    for (const gcx_technique *const *t = gcx_techniques; *t; t++) {
+        for (int i = 0; i < (*t)->n_params; i++) {
+            const gcx_param_spec *p = &(*t)->params[i];
+            PyObject *d = Py_BuildValue("{s:s,s:s,s:d,s:d,s:d,s:O,s:s,s:s}", "name", p->name, "type",
+                                        p->is_integer ? "int" : "float", "default", p->default_value, "min",
+                                        p->min_value, "max", p->max_value, "choices", Py_None, "doc", p->doc,
+                                        "technique", (*t)->name);
+            if (!d || PyList_Append(out, d) != 0) {
+                Py_XDECREF(d);
+                Py_DECREF(out);
+                return NULL;
+            }
+            Py_DECREF(d);
+        }
+    }
+    return out;
+}
+
+static PyObject *py_techniques(PyObject *self, PyObject *noargs)
+{
+    PyObject *out = PyList_New(0);
+    if (!out)
+        return NULL;
+    for (const gcx_technique *const *t = gcx_techniques; *t; t++) {
+        PyObject *params = param_specs_to_list((*t)->params, (*t)->n_params);
+        PyObject *d = params ? Py_BuildValue("{s:s,s:s,s:s,s:N}", "name", (*t)->name, "kind",
+                                             gcx_tech_kind_key((*t)->kind), "doc", (*t)->doc, "params", params)
+                             : NULL;
+        if (!d || PyList_Append(out, d) != 0) {
+            Py_XDECREF(d);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(d);
+    }
+    return out;
+}
+
+static PyObject *py_tcache_stat_docs(PyObject *self, PyObject *noargs)
+{
+    PyObject *d = PyDict_New();
+#define GCX_X(name, doc)                                                                           \
+    if (d) {                                                                                       \
+        PyObject *v = PyUnicode_FromString(doc);                                                   \
+        if (!v || PyDict_SetItemString(d, #name, v) != 0)                                          \
+            Py_CLEAR(d);                                                                           \
+        Py_XDECREF(v);                                                                             \
+    }
+    GCX_TCACHE_STATS(GCX_X)
+#undef GCX_X
+    return d;
+}
+
 /* ---- module ---------------------------------------------------------------------------- */
 
 static PyMethodDef core_methods[] = {
@@ -296,6 +907,12 @@ static PyMethodDef core_methods[] = {
     {"cache_run", (PyCFunction)(void (*)(void))py_cache_run, METH_VARARGS | METH_KEYWORDS,
      "cache_run(addresses, writes, sets, ways, line_bytes, policy='lru', sector_bytes=0, write_back=True, "
      "write_allocate=True, index='mod', seed=0, policy_params=None) -> dict of counters"},
+    {"simulate", (PyCFunction)(void (*)(void))py_simulate, METH_VARARGS | METH_KEYWORDS,
+     "simulate(config, kernels, memcpys=None, seed=0, detail=False) -> dict of results"},
+    {"check_config", py_check_config, METH_O, "Raise ValueError/TypeError if a configuration dict is invalid."},
+    {"config_schema", py_config_schema, METH_NOARGS, "Every configuration key with its type, default and range."},
+    {"techniques", py_techniques, METH_NOARGS, "Techniques known to the core, by kind, with their parameters."},
+    {"cache_stat_names", py_tcache_stat_docs, METH_NOARGS, "Statistics of each cache of the timing model."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -109,13 +109,19 @@ int gcx_cache_pick_victim(gcx_cache *c, uint32_t set)
     uint32_t ways = c->cfg.ways;
     size_t base = (size_t)set * ways;
     uint64_t candidates = 0;
+    int no_data = -1;
     for (uint32_t w = 0; w < ways; w++) {
         if (c->meta[base + w].reserved)
             continue;
         if (c->tag[base + w] == GCX_TAG_NONE)
             return (int)w;
+        /* A line whose data was powered off keeps only its tag: nothing is lost by taking it. */
+        if (no_data < 0 && c->meta[base + w].valid == 0)
+            no_data = (int)w;
         candidates |= 1ull << w;
     }
+    if (no_data >= 0)
+        return no_data;
     if (!candidates)
         return -1;
     return (int)c->cfg.policy->victim(c, set, candidates);

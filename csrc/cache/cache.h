@@ -204,8 +204,9 @@ static inline int gcx_cache_find(const gcx_cache *c, uint32_t set, uint64_t line
     return -1;
 }
 
-/* Way to allocate in `set`: the first invalid, unreserved way, else the policy's victim among
- * valid unreserved ways; -1 when every way is reserved (a reservation fail). */
+/* Way to allocate in `set`: the first empty unreserved way, else the first unreserved way whose
+ * data is powered off (tag kept, nothing valid), else the policy's victim among unreserved ways;
+ * -1 when every way is reserved (a reservation fail). */
 int gcx_cache_pick_victim(gcx_cache *c, uint32_t set);
 
 /* Drop line `line` (set*ways+way): returns 1 and its address if it held valid data, and

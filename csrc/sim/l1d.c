@@ -1,0 +1,420 @@
+/* The L1 data cache of an SM, in the style of GPGPU-Sim's data cache:
+ * - reads: hit (after the hit latency, plus any wake-up and bank wait), merge into the MSHR of a
+ *   line already being fetched, or allocate a line and an MSHR entry and queue a fetch;
+ * - a request that cannot be accepted is a reservation fail, by reason: no line can be allocated
+ *   (all ways reserved), no MSHR entry, the MSHR entry is full, or the miss queue is full;
+ * - global stores are write-evict and no-write-allocate; local stores write back on a hit;
+ * - atomics, uncached global accesses and every request of a switched-off L1D bypass it.
+ * The miss queue drains into the crossbar one request a cycle; replies fill lines and answer the
+ * requests waiting in the line's MSHR entry. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/gpu.h"
+
+int gcx_l1_init(gcx_gpu *g, gcx_sm *sm, gcx_error *err)
+{
+    const gcx_gpu_config *c = &g->cfg;
+    gcx_l1 *l1 = &sm->l1;
+    gcx_cache_config cc = {
+        .sets = g->l1_sets,
+        .ways = (uint32_t)c->l1d_ways,
+        .line_bytes = (uint32_t)c->l1d_line_bytes,
+        .sector_bytes = (uint32_t)c->l1d_sector_bytes,
+        .index_fn = c->l1d_index == GCX_INDEX_CHOICE_XOR ? GCX_INDEX_XOR : GCX_INDEX_MOD,
+        .write_back = 1,
+        .write_allocate = 0,
+        .policy = gcx_policies[c->l1d_policy],
+        .seed = g->seed ^ (0x9E37ull * (sm->id + 1)),
+    };
+    gcx_policy_defaults(cc.policy, cc.policy_params);
+    int rc = gcx_tcache_init(&l1->tc, &cc, 1, sm->id, err);
+    if (rc)
+        return rc;
+    l1->tc.power = &g->tech[GCX_TECH_L1D_POWER];
+    if (gcx_mshr_init(&l1->mshr, (uint32_t)c->l1d_mshr_entries, (uint32_t)c->l1d_mshr_merge) != GCX_OK)
+        return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for L1D MSHRs");
+    l1->miss_q.cap = (uint32_t)c->l1d_miss_queue;
+    l1->hit_q.cap = UINT32_MAX;
+    l1->bank_free = calloc((size_t)c->l1d_banks, sizeof *l1->bank_free);
+    if (!l1->bank_free)
+        return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for L1D banks");
+    return GCX_OK;
+}
+
+void gcx_l1_free(gcx_l1 *l1)
+{
+    gcx_tcache_free(&l1->tc);
+    gcx_mshr_free(&l1->mshr);
+    free(l1->bank_free);
+    memset(l1, 0, sizeof *l1);
+}
+
+static inline uint32_t data_bytes(const gcx_req *r) { return (uint32_t)gcx_popcount64(r->words) * 4; }
+
+/* Bank wait of a data-array access: each bank serves one access a cycle. */
+static inline uint64_t bank_wait(gcx_gpu *g, gcx_l1 *l1, uint64_t addr, uint64_t now)
+{
+    uint32_t banks = (uint32_t)g->cfg.l1d_banks;
+    uint32_t b = banks == 1 ? 0 : (uint32_t)((addr >> g->l1_line_shift) % banks);
+    uint64_t start = l1->bank_free[b] > now ? l1->bank_free[b] : now;
+    l1->bank_free[b] = start + 1;
+    return start - now;
+}
+
+static void count_fail(gcx_gpu *g, gcx_sm *sm, int reason, uint64_t n, uint64_t now)
+{
+    gcx_tcache_stats *s = &sm->l1.tc.s;
+    s->tag_lookups += n;
+    switch (reason) {
+    case GCX_FAIL_LINE_ALLOC: s->fail_line_alloc += n; break;
+    case GCX_FAIL_MSHR_ENTRY: s->fail_mshr_entry += n; break;
+    case GCX_FAIL_MSHR_MERGE: s->fail_mshr_merge += n; break;
+    case GCX_FAIL_MISS_QUEUE: s->fail_miss_queue += n; break;
+    default: return;
+    }
+    gcx_tech *adm = &g->tech[GCX_TECH_L1D_ADMISSION];
+    if (adm->ops && adm->ops->l1_outcome)
+        adm->ops->l1_outcome(adm, sm->id, 1, n, now);
+}
+
+void gcx_l1_count_skipped_fails(gcx_gpu *g, gcx_sm *sm, uint64_t n, uint64_t now)
+{
+    if (sm->ldst_fail && n)
+        count_fail(g, sm, sm->ldst_fail, n, now);
+}
+
+static void count_accept(gcx_gpu *g, gcx_sm *sm, uint64_t now)
+{
+    gcx_tech *adm = &g->tech[GCX_TECH_L1D_ADMISSION];
+    if (adm->ops && adm->ops->l1_outcome)
+        adm->ops->l1_outcome(adm, sm->id, 0, 1, now);
+}
+
+/* Drop a valid line's data: statistics, the power technique, and a writeback if it is dirty. */
+static void drop_line(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now, int writeback_ok)
+{
+    gcx_tcache *tc = &sm->l1.tc;
+    gcx_tech *pw = tc->power;
+    if (pw->ops && pw->ops->line_evict)
+        pw->ops->line_evict(pw, tc, line, now);
+    gcx_tcache_note_drop(tc, line, now);
+    uint64_t la;
+    int dirty;
+    if (gcx_cache_invalidate(&tc->c, line, &la, &dirty) && dirty && writeback_ok) {
+        gcx_req *wb = gcx_req_new(g);
+        wb->addr = la << tc->c.line_shift;
+        wb->words = ~0ull >> (64 - tc->c.cfg.line_bytes / 4);
+        wb->sectors = (uint8_t)((1u << (tc->c.cfg.line_bytes / 32)) - 1);
+        wb->type = GCX_REQ_WRITEBACK;
+        wb->space = GCX_SPACE_LOCAL;
+        wb->sm = wb->home = sm->id;
+        wb->load = GCX_NONE;
+        wb->flags = GCX_RF_NO_REPLY;
+        wb->lanes = 32;
+        wb->tech[0] = wb->tech[1] = -1;
+        tc->s.writebacks++;
+        /* The caller made room, or it is a flush, which may overfill the queue briefly. */
+        gcx_q_push(&sm->l1.miss_q, wb, now + 1);
+    }
+}
+
+/* Send a request straight to the crossbar queue (bypass, write-through, fetch). */
+static inline void to_miss_queue(gcx_sm *sm, gcx_req *r, uint64_t now) { gcx_q_push(&sm->l1.miss_q, r, now + 1); }
+
+static int bypass_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
+{
+    if (gcx_q_full(&sm->l1.miss_q))
+        return GCX_FAIL_PORT;
+    if (r->type == GCX_REQ_WRITE)
+        r->flags |= GCX_RF_NO_REPLY;
+    to_miss_queue(sm, r, now);
+    return GCX_FAIL_NONE;
+}
+
+static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
+{
+    gcx_l1 *l1 = &sm->l1;
+    gcx_tcache *tc = &l1->tc;
+    gcx_cache *c = &tc->c;
+    gcx_tech *pw = tc->power;
+    uint64_t la = r->addr >> c->line_shift;
+    uint32_t set = gcx_cache_set_of(c, la);
+    int way = gcx_cache_find(c, set, la);
+    uint8_t need = gcx_to_cache_sectors(r->sectors, c);
+    uint32_t line = way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
+
+    if (way >= 0 && c->meta[line].reserved) {
+        /* The line is being fetched: merge into its MSHR entry. */
+        gcx_mshr_entry *e = &l1->mshr.e[tc->mshr_of[line]];
+        uint8_t missing = (uint8_t)(need & ~gcx_to_cache_sectors(e->requested, c) & ~c->meta[line].valid);
+        if (e->n_waiting >= l1->mshr.merge_cap)
+            return GCX_FAIL_MSHR_MERGE;
+        if (missing && gcx_q_full(&l1->miss_q))
+            return GCX_FAIL_MISS_QUEUE;
+        if (missing) {
+            gcx_req *f = gcx_req_new(g);
+            *f = *r;
+            f->sectors = gcx_to_32_sectors(missing, c);
+            f->load = GCX_NONE;
+            f->flags = GCX_RF_L1_ALLOC;
+            f->line = line;
+            e->requested |= f->sectors;
+            to_miss_queue(sm, f, now);
+            }
+        gcx_mshr_add(&l1->mshr, tc->mshr_of[line], r);
+        tc->s.tag_lookups++;
+        tc->s.accesses++;
+        tc->s.read_accesses++;
+        tc->s.misses++;
+        tc->s.pending_hits++;
+        return GCX_FAIL_NONE;
+    }
+    if (way >= 0 && c->meta[line].valid && (c->meta[line].valid & need) == need) {
+        /* Hit. */
+        uint64_t extra = 0;
+        if (pw->ops && pw->ops->line_access)
+            extra = pw->ops->line_access(pw, tc, line, r, now);
+        extra += bank_wait(g, l1, r->addr, now);
+        gcx_tcache_note_access(tc, line, r, now, 0);
+        tc->s.tag_lookups++;
+        tc->s.accesses++;
+        tc->s.read_accesses++;
+        tc->s.hits++;
+        if (pw->ops && pw->ops->line_after_access)
+            pw->ops->line_after_access(pw, tc, line, r, now);
+        gcx_q_insert_sorted(&l1->hit_q, r, now + (uint64_t)g->cfg.l1d_hit_latency + extra);
+        return GCX_FAIL_NONE;
+    }
+
+    /* Miss: a line (a new one, or this one for missing sectors or powered-off data), an MSHR
+     * entry, and room in the miss queue. */
+    int new_line = way < 0;
+    if (new_line) {
+        int v = gcx_cache_pick_victim(c, set);
+        if (v < 0)
+            return GCX_FAIL_LINE_ALLOC;
+        line = set * c->cfg.ways + (uint32_t)v;
+    }
+    if (l1->mshr.n_free == 0)
+        return GCX_FAIL_MSHR_ENTRY;
+    int victim_dirty = new_line && c->tag[line] != GCX_TAG_NONE && c->meta[line].dirty;
+    if (l1->miss_q.n + 1 + (uint32_t)victim_dirty > l1->miss_q.cap)
+        return GCX_FAIL_MISS_QUEUE;
+    if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
+        tc->s.tag_lookups++;
+        tc->s.accesses++;
+        tc->s.read_accesses++;
+        tc->s.misses++;
+        tc->s.bypasses++;
+        to_miss_queue(sm, r, now);
+        return GCX_FAIL_NONE;
+    }
+    if (!new_line && c->meta[line].valid == 0 && pw->ops && pw->ops->line_off_hit) {
+        tc->s.off_hits++;
+        pw->ops->line_off_hit(pw, tc, line, r, now);
+    }
+    if (new_line) {
+        if (c->tag[line] != GCX_TAG_NONE) {
+            if (c->meta[line].valid)
+                tc->s.evictions++;
+            drop_line(g, sm, line, now, 1);
+        }
+        gcx_cache_install(c, line, la, 0, now);
+    }
+    uint8_t fetch = new_line || c->meta[line].valid == 0 ? (c->sectors_per_line == 1 ? 1 : need) : (uint8_t)(need & ~c->meta[line].valid);
+    c->meta[line].reserved = 1;
+    uint32_t e = gcx_mshr_alloc(&l1->mshr, la, line);
+    tc->mshr_of[line] = e;
+    gcx_req *f = gcx_req_new(g);
+    *f = *r;
+    f->sectors = gcx_to_32_sectors(fetch, c);
+    f->load = GCX_NONE;
+    f->flags = GCX_RF_L1_ALLOC | (r->flags & GCX_RF_PREDICTOR);
+    f->line = line;
+    l1->mshr.e[e].requested = f->sectors;
+    gcx_mshr_add(&l1->mshr, e, r);
+    to_miss_queue(sm, f, now);
+    tc->s.tag_lookups++;
+    tc->s.accesses++;
+    tc->s.read_accesses++;
+    tc->s.misses++;
+    return GCX_FAIL_NONE;
+}
+
+static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
+{
+    gcx_l1 *l1 = &sm->l1;
+    gcx_tcache *tc = &l1->tc;
+    gcx_cache *c = &tc->c;
+    uint64_t la = r->addr >> c->line_shift;
+    uint32_t set = gcx_cache_set_of(c, la);
+    int way = gcx_cache_find(c, set, la);
+    uint32_t line = way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
+    int present = way >= 0 && c->meta[line].valid && !c->meta[line].reserved;
+    uint8_t need = gcx_to_cache_sectors(r->sectors, c);
+
+    if (present && r->space == GCX_SPACE_LOCAL && (c->meta[line].valid & need) == need) {
+        /* Local memory is write-back: a hit stays in the L1D. */
+        gcx_tech *pw = tc->power;
+        if (pw->ops && pw->ops->line_access)
+            pw->ops->line_access(pw, tc, line, r, now);
+        gcx_tcache_note_access(tc, line, r, now, 1);
+        c->meta[line].dirty |= need;
+        tc->s.tag_lookups++;
+        tc->s.accesses++;
+        tc->s.write_accesses++;
+        tc->s.hits++;
+        if (pw->ops && pw->ops->line_after_access)
+            pw->ops->line_after_access(pw, tc, line, r, now);
+        gcx_req_free(g, r);
+        return GCX_FAIL_NONE;
+    }
+    if (gcx_q_full(&l1->miss_q))
+        return GCX_FAIL_MISS_QUEUE;
+    tc->s.tag_lookups++;
+    tc->s.accesses++;
+    tc->s.write_accesses++;
+    if (present) {
+        /* Global stores are write-evict: the line leaves the L1D and the write goes to L2. */
+        tc->s.hits++;
+        tc->s.invalidations++;
+        drop_line(g, sm, line, now, 0);
+    } else {
+        tc->s.misses++;
+    }
+    r->flags |= GCX_RF_NO_REPLY;
+    to_miss_queue(sm, r, now);
+    return GCX_FAIL_NONE;
+}
+
+int gcx_l1_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
+{
+    gcx_l1 *l1 = &sm->l1;
+    int cacheable = r->space == GCX_SPACE_LOCAL ||
+                    (r->space == GCX_SPACE_GLOBAL && g->cfg.l1d_cache_global && !(r->flags & GCX_RF_BYPASS_L1));
+    int bypass = l1->off || r->type == GCX_REQ_ATOMIC || !cacheable;
+    if (!bypass) {
+        gcx_tech *adm = &g->tech[GCX_TECH_L1D_ADMISSION];
+        if (adm->ops && adm->ops->l1_bypass && adm->ops->l1_bypass(adm, sm->id, r, now))
+            bypass = 1;
+    }
+    if (bypass)
+        return bypass_access(g, sm, r, now);
+    int rc = r->type == GCX_REQ_READ ? read_access(g, sm, r, now) : write_access(g, sm, r, now);
+    if (rc)
+        count_fail(g, sm, rc, 1, now);
+    else
+        count_accept(g, sm, now);
+    return rc;
+}
+
+/* A reply from the L2 arrived at this SM. */
+void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
+{
+    gcx_l1 *l1 = &sm->l1;
+    if (r->space == GCX_SPACE_INST) {
+        gcx_sm_ifill(g, sm, r, now);
+        return;
+    }
+    if (!(r->flags & GCX_RF_L1_ALLOC)) {
+        if (r->type == GCX_REQ_READ || r->type == GCX_REQ_ATOMIC) {
+            gcx_sm_answer(g, sm, r, now);
+        } else {
+            gcx_req_free(g, r);
+        }
+        return;
+    }
+    gcx_tcache *tc = &l1->tc;
+    gcx_cache *c = &tc->c;
+    uint32_t line = r->line;
+    uint32_t ei = tc->mshr_of[line];
+    gcx_mshr_entry *e = &l1->mshr.e[ei];
+    uint8_t got = gcx_to_cache_sectors(r->sectors, c);
+    if (!l1->off) {
+        gcx_tcache_note_fill(tc, line, now, got);
+        c->meta[line].valid |= got;
+        bank_wait(g, l1, c->tag[line] << c->line_shift, now);
+        gcx_tech *pw = tc->power;
+        gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
+        if (pw->ops && pw->ops->line_fill)
+            pw->ops->line_fill(pw, tc, line, r, now);
+    }
+    gcx_req_free(g, r);
+    /* Every sector asked for must have arrived before the waiting requests are answered. */
+    uint8_t have = (uint8_t)(c->meta[line].valid | got);
+    if ((gcx_to_cache_sectors(e->requested, c) & ~have) != 0 && !l1->off)
+        return;
+    c->meta[line].reserved = 0;
+    tc->mshr_of[line] = GCX_NONE;
+    gcx_req *w = e->waiting;
+    gcx_mshr_release(&l1->mshr, ei);
+    while (w) {
+        gcx_req *next = w->next;
+        if (!l1->off)
+            gcx_tcache_note_access(tc, line, w, now, 0);
+        gcx_sm_answer(g, sm, w, now);
+        w = next;
+    }
+    if (l1->off) {
+        /* Switched off while the fetch was in flight: the data is not kept. */
+        gcx_cache_invalidate(c, line, NULL, NULL);
+    }
+}
+
+void gcx_l1_flush(gcx_gpu *g, gcx_sm *sm, uint64_t now)
+{
+    gcx_tcache *tc = &sm->l1.tc;
+    for (uint32_t line = 0; line < tc->c.n_lines; line++) {
+        if (tc->c.tag[line] == GCX_TAG_NONE || tc->c.meta[line].reserved)
+            continue;
+        if (tc->c.meta[line].valid)
+            tc->s.invalidations++;
+        drop_line(g, sm, line, now, 1);
+    }
+}
+
+int gcx_l1_cycle(gcx_gpu *g, gcx_sm *sm)
+{
+    uint64_t now = g->now;
+    gcx_l1 *l1 = &sm->l1;
+    int progress = 0;
+    gcx_queue *in = &g->reply_net.dst_q[sm->id];
+    if (gcx_q_ready(in, now)) {
+        gcx_l1_reply(g, sm, gcx_q_pop(in), now);
+        progress = 1;
+    }
+    while (gcx_q_ready(&l1->hit_q, now)) {
+        gcx_sm_answer(g, sm, gcx_q_pop(&l1->hit_q), now);
+        progress = 1;
+    }
+    if (gcx_q_ready(&l1->miss_q, now)) {
+        gcx_req *r = l1->miss_q.head;
+        uint32_t p = gcx_l2_partition_of(g, r->addr);
+        if (gcx_xbar_can_send(&g->req_net, p)) {
+            gcx_q_pop(&l1->miss_q);
+            uint32_t bytes = 8; /* header: address and command */
+            if (r->type == GCX_REQ_WRITE || r->type == GCX_REQ_ATOMIC || r->type == GCX_REQ_WRITEBACK)
+                bytes += data_bytes(r);
+            r->home = p;
+            gcx_xbar_send(&g->req_net, sm->id, p, r, bytes, now);
+            progress = 1;
+        }
+    }
+    return progress;
+}
+
+uint64_t gcx_l1_next_event(gcx_gpu *g, gcx_sm *sm)
+{
+    uint64_t t = GCX_INF;
+    gcx_l1 *l1 = &sm->l1;
+    const gcx_queue *in = &g->reply_net.dst_q[sm->id];
+    if (in->head)
+        t = in->head->t_ready;
+    if (l1->hit_q.head && l1->hit_q.head->t_ready < t)
+        t = l1->hit_q.head->t_ready;
+    if (l1->miss_q.head && gcx_xbar_can_send(&g->req_net, gcx_l2_partition_of(g, l1->miss_q.head->addr)) &&
+        l1->miss_q.head->t_ready < t)
+        t = l1->miss_q.head->t_ready;
+    return t;
+}

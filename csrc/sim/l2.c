@@ -1,0 +1,493 @@
+/* An L2 sub-partition: a slice of the L2 serving the addresses interleaved to it. Write-back and
+ * write-allocate with lazy fetch on read (a write allocates the line and records which 4-byte
+ * words it holds without reading DRAM; a read that needs other words fetches them), MSHRs that
+ * merge misses to a line being fetched, a hit latency, and a bounded number of requests in
+ * flight. Requests it cannot take wait in the crossbar buffer, which back-pressures the SMs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/gpu.h"
+
+uint32_t gcx_l2_partition_of(const gcx_gpu *g, uint64_t addr)
+{
+    uint64_t chunk = addr / (uint64_t)g->cfg.l2_interleave_bytes;
+    uint64_t parts = (uint64_t)g->cfg.l2_partitions;
+    if (g->cfg.l2_index == GCX_INDEX_CHOICE_XOR) {
+        uint32_t k = gcx_log2(parts) + 1;
+        chunk ^= (chunk >> k) ^ (chunk >> (2 * k));
+    }
+    return (uint32_t)(chunk % parts);
+}
+
+/* The address with the partition-selecting bits removed: consecutive within a partition, so that
+ * every set of the slice is used. */
+static inline uint64_t local_addr(const gcx_gpu *g, uint64_t addr)
+{
+    uint64_t il = (uint64_t)g->cfg.l2_interleave_bytes;
+    return (addr / il) / (uint64_t)g->cfg.l2_partitions * il + addr % il;
+}
+
+static inline uint32_t channel_of(const gcx_gpu *g, uint32_t p) { return p / g->l2_per_channel; }
+
+int gcx_l2_init(gcx_gpu *g, uint32_t p, gcx_error *err)
+{
+    const gcx_gpu_config *c = &g->cfg;
+    gcx_l2 *l2 = &g->l2[p];
+    gcx_cache_config cc = {
+        .sets = g->l2_sets,
+        .ways = (uint32_t)c->l2_ways,
+        .line_bytes = (uint32_t)c->l2_line_bytes,
+        .sector_bytes = (uint32_t)c->l2_sector_bytes,
+        .index_fn = GCX_INDEX_MOD,
+        .write_back = 1,
+        .write_allocate = 1,
+        .policy = gcx_policies[c->l2_policy],
+        .seed = g->seed ^ (0x51ull * (p + 1)),
+    };
+    gcx_policy_defaults(cc.policy, cc.policy_params);
+    int rc = gcx_tcache_init(&l2->tc, &cc, 2, p, err);
+    if (rc)
+        return rc;
+    l2->tc.power = &g->tech[GCX_TECH_L2_POWER];
+    if (gcx_mshr_init(&l2->mshr, (uint32_t)c->l2_mshr_entries, (uint32_t)c->l2_mshr_merge) != GCX_OK)
+        return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for L2 MSHRs");
+    l2->reply_q.cap = UINT32_MAX;
+    l2->fill_q.cap = UINT32_MAX;
+    return GCX_OK;
+}
+
+void gcx_l2_free(gcx_l2 *l2)
+{
+    gcx_tcache_free(&l2->tc);
+    gcx_mshr_free(&l2->mshr);
+    memset(l2, 0, sizeof *l2);
+}
+
+static inline uint64_t words_of_sectors(uint8_t s32)
+{
+    uint64_t w = 0;
+    for (int i = 0; i < 8; i++)
+        if (s32 >> i & 1)
+            w |= 0xFFull << (8 * i);
+    return w;
+}
+
+static inline uint32_t set_of(const gcx_gpu *g, const gcx_cache *c, uint64_t addr)
+{
+    uint64_t local_line = local_addr(g, addr) >> c->line_shift;
+    if (g->cfg.l2_index == GCX_INDEX_CHOICE_XOR)
+        local_line ^= (local_line >> c->xor_shift) ^ (local_line >> (2 * c->xor_shift));
+    return (uint32_t)(c->sets_pow2 ? local_line & c->set_mask : gcx_fastmod_u64(local_line, c->set_magic, c->cfg.sets));
+}
+
+/* Cache sectors holding any valid word: on the L2, `valid` says which sectors hold data, and
+ * reads check the exact words in word_valid (lazy fetch on read). */
+static inline uint8_t data_sectors(const gcx_cache *c, uint64_t words)
+{
+    uint32_t per = c->cfg.sector_bytes / 4;
+    uint64_t group = per >= 64 ? ~0ull : (1ull << per) - 1;
+    uint8_t out = 0;
+    for (uint32_t s = 0; s < c->sectors_per_line; s++)
+        if ((words >> (s * per)) & group)
+            out |= (uint8_t)(1u << s);
+    return out;
+}
+
+/* Words a fetch must bring: whole cache sectors covering the words needed and not yet valid. */
+static inline uint8_t fetch_sectors32(const gcx_cache *c, uint64_t missing_words)
+{
+    uint32_t per32 = c->cfg.sector_bytes / 32, per_w = c->cfg.sector_bytes / 4;
+    uint64_t group = per_w >= 64 ? ~0ull : (1ull << per_w) - 1;
+    uint8_t out = 0;
+    for (uint32_t s = 0; s < c->sectors_per_line; s++)
+        if ((missing_words >> (s * per_w)) & group)
+            out |= (uint8_t)(((1u << per32) - 1) << (s * per32));
+    return out;
+}
+
+static void reply(gcx_gpu *g, gcx_l2 *l2, gcx_req *r, uint64_t when)
+{
+    l2->in_flight++;
+    gcx_q_insert_sorted(&l2->reply_q, r, when);
+}
+
+/* A request is done at the L2 without an answer (writes). */
+static void retire(gcx_gpu *g, gcx_req *r)
+{
+    gcx_req_free(g, r);
+}
+
+static void dram_write(gcx_gpu *g, uint32_t p, uint64_t addr, uint8_t sectors32, uint64_t now, int is_writeback)
+{
+    gcx_req *w = gcx_req_new(g);
+    w->addr = addr;
+    w->sectors = sectors32;
+    w->words = words_of_sectors(sectors32);
+    w->type = GCX_REQ_WRITEBACK;
+    w->flags = GCX_RF_NO_REPLY;
+    w->home = p;
+    w->load = GCX_NONE;
+    w->line = GCX_NONE;
+    w->tech[0] = w->tech[1] = -1;
+    if (is_writeback)
+        g->l2[p].tc.s.writebacks++;
+    gcx_dram_push(g, channel_of(g, p), w, now);
+}
+
+/* Drop a line's data (eviction or power-off), writing dirty data to DRAM. */
+static void drop(gcx_gpu *g, uint32_t p, uint32_t line, uint64_t now)
+{
+    gcx_tcache *tc = &g->l2[p].tc;
+    gcx_cache *c = &tc->c;
+    gcx_tech *pw = tc->power;
+    if (c->meta[line].valid || tc->word_valid[line]) {
+        if (pw->ops && pw->ops->line_evict)
+            pw->ops->line_evict(pw, tc, line, now);
+        if (c->meta[line].dirty) {
+            /* Write back the sectors holding written words. */
+            uint8_t s32 = (uint8_t)gcx_sector_mask_of_words(tc->word_valid[line], c->cfg.line_bytes, 32);
+            dram_write(g, p, c->tag[line] << c->line_shift, s32, now, 1);
+        }
+    }
+    gcx_tcache_note_drop(tc, line, now);
+    tc->word_valid[line] = 0;
+}
+
+void gcx_l2_power_off(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t now, int keep_tag)
+{
+    uint32_t p = tc->id;
+    gcx_cache *c = &tc->c;
+    if (c->tag[line] == GCX_TAG_NONE || c->meta[line].reserved)
+        return;
+    uint64_t tag = c->tag[line];
+    drop(g, p, line, now);
+    gcx_cache_invalidate(c, line, NULL, NULL);
+    tc->s.invalidations++;
+    if (keep_tag)
+        c->tag[line] = tag; /* tag kept, data gone: a later match is an "off hit" */
+    gcx_tcache_set_state(tc, line, GCX_LINE_OFF, now);
+}
+
+/* Take a line for `r` in set `set`: -1 when every way is reserved. */
+static int take_line(gcx_gpu *g, uint32_t p, uint32_t set, uint64_t now)
+{
+    gcx_tcache *tc = &g->l2[p].tc;
+    gcx_cache *c = &tc->c;
+    int v = gcx_cache_pick_victim(c, set);
+    if (v < 0)
+        return -1;
+    uint32_t line = set * c->cfg.ways + (uint32_t)v;
+    if (c->tag[line] != GCX_TAG_NONE) {
+        if (c->meta[line].valid || tc->word_valid[line])
+            tc->s.evictions++;
+        drop(g, p, line, now);
+        gcx_cache_invalidate(c, line, NULL, NULL);
+    }
+    return (int)line;
+}
+
+static inline uint32_t reply_bytes(const gcx_req *r)
+{
+    if (r->type == GCX_REQ_ATOMIC)
+        return 8 + (uint32_t)gcx_popcount64(r->words) * 4;
+    return 8 + (uint32_t)gcx_popcount64(r->sectors) * 32;
+}
+
+/* Try to accept one request; 0 if the partition cannot take it this cycle. */
+static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
+{
+    gcx_l2 *l2 = &g->l2[p];
+    gcx_tcache *tc = &l2->tc;
+    gcx_cache *c = &tc->c;
+    gcx_tech *pw = tc->power;
+    const gcx_gpu_config *cfg = &g->cfg;
+    uint64_t la = r->addr >> c->line_shift;
+    uint32_t set = set_of(g, c, r->addr);
+    int way = gcx_cache_find(c, set, la);
+    uint32_t line = way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
+    uint32_t ch = channel_of(g, p);
+    int is_write = r->type == GCX_REQ_WRITE || r->type == GCX_REQ_WRITEBACK;
+    uint64_t lat = (uint64_t)cfg->l2_latency;
+
+    if (!is_write && l2->in_flight >= (uint32_t)cfg->l2_queue) {
+        l2->fails++;
+        return 0;
+    }
+
+    if (is_write) {
+        /* Write-back, write-allocate, no fetch: record the words written. */
+        if (way >= 0 && c->meta[line].reserved) {
+            tc->word_valid[line] |= r->words;
+            c->meta[line].dirty = 1;
+            tc->s.tag_lookups++;
+            tc->s.accesses++;
+            tc->s.write_accesses++;
+            tc->s.misses++;
+            tc->s.pending_hits++;
+            retire(g, r);
+            return 1;
+        }
+        int off = way >= 0 && c->meta[line].valid == 0 && tc->word_valid[line] == 0;
+        if (way >= 0 && !off) {
+            if (pw->ops && pw->ops->line_access)
+                pw->ops->line_access(pw, tc, line, r, now);
+            gcx_tcache_note_access(tc, line, r, now, 1);
+            tc->word_valid[line] |= r->words;
+            c->meta[line].valid = data_sectors(c, tc->word_valid[line]) | (c->meta[line].valid);
+            c->meta[line].dirty = 1;
+            tc->s.tag_lookups++;
+            tc->s.accesses++;
+            tc->s.write_accesses++;
+            tc->s.hits++;
+            if (pw->ops && pw->ops->line_after_access)
+                pw->ops->line_after_access(pw, tc, line, r, now);
+            retire(g, r);
+            return 1;
+        }
+        if (!gcx_dram_can_accept(g, ch))
+            return 0; /* an eviction or the write itself may need DRAM */
+        if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
+            tc->s.tag_lookups++;
+            tc->s.accesses++;
+            tc->s.write_accesses++;
+            tc->s.misses++;
+            tc->s.bypasses++;
+            dram_write(g, p, r->addr, r->sectors, now, 0);
+            retire(g, r);
+            return 1;
+        }
+        if (off) {
+            tc->s.off_hits++;
+            if (pw->ops && pw->ops->line_off_hit)
+                pw->ops->line_off_hit(pw, tc, line, r, now);
+        } else {
+            int v = take_line(g, p, set, now);
+            if (v < 0) {
+                l2->fails++;
+                return 0;
+            }
+            line = (uint32_t)v;
+            gcx_cache_install(c, line, la, 0, now);
+        }
+        gcx_tcache_note_new_data(tc, line, now);
+        tc->word_valid[line] = r->words;
+        c->meta[line].valid = data_sectors(c, r->words);
+        c->meta[line].dirty = 1;
+        gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
+        if (pw->ops && pw->ops->line_fill)
+            pw->ops->line_fill(pw, tc, line, r, now);
+        if (pw->ops && pw->ops->line_access)
+            pw->ops->line_access(pw, tc, line, r, now);
+        gcx_tcache_note_access(tc, line, r, now, 1);
+        tc->s.tag_lookups++;
+        tc->s.accesses++;
+        tc->s.write_accesses++;
+        tc->s.misses++;
+        if (pw->ops && pw->ops->line_after_access)
+            pw->ops->line_after_access(pw, tc, line, r, now);
+        retire(g, r);
+        return 1;
+    }
+
+    /* Reads and atomics. */
+    uint64_t need = words_of_sectors(r->sectors);
+    if (r->type == GCX_REQ_ATOMIC)
+        need = r->words;
+    if (way >= 0 && c->meta[line].reserved) {
+        gcx_mshr_entry *e = &l2->mshr.e[tc->mshr_of[line]];
+        uint64_t pending = tc->word_valid[line] | words_of_sectors(e->requested);
+        if (e->n_waiting >= l2->mshr.merge_cap || (need & ~pending)) {
+            /* Full entry, or it needs words the fetch does not bring: wait. */
+            l2->fails++;
+            return 0;
+        }
+        gcx_mshr_add(&l2->mshr, tc->mshr_of[line], r);
+        tc->s.tag_lookups++;
+        tc->s.accesses++;
+        tc->s.read_accesses++;
+        tc->s.misses++;
+        tc->s.pending_hits++;
+        return 1;
+    }
+    int off = way >= 0 && c->meta[line].valid == 0 && tc->word_valid[line] == 0;
+    if (way >= 0 && !off && (tc->word_valid[line] & need) == need) {
+        uint64_t extra = 0;
+        if (pw->ops && pw->ops->line_access)
+            extra = pw->ops->line_access(pw, tc, line, r, now);
+        gcx_tcache_note_access(tc, line, r, now, r->type == GCX_REQ_ATOMIC);
+        if (r->type == GCX_REQ_ATOMIC)
+            c->meta[line].dirty = 1;
+        tc->s.tag_lookups++;
+        tc->s.accesses++;
+        tc->s.read_accesses++;
+        tc->s.hits++;
+        if (pw->ops && pw->ops->line_after_access)
+            pw->ops->line_after_access(pw, tc, line, r, now);
+        reply(g, l2, r, now + lat + extra);
+        return 1;
+    }
+    /* Miss: an MSHR entry and DRAM room (two slots: a dirty victim may need one). */
+    if (l2->mshr.n_free == 0 || g->dram[ch].q.n + 2 > g->dram[ch].q.cap) {
+        l2->fails++;
+        return 0;
+    }
+    int allocate = !(pw->ops && pw->ops->allocate) || pw->ops->allocate(pw, tc, r, now);
+    uint8_t fetch32;
+    if (!allocate) {
+        line = GCX_NONE;
+        fetch32 = (uint8_t)gcx_sector_mask_of_words(need, c->cfg.line_bytes, 32);
+        tc->s.bypasses++;
+    } else if (way >= 0) {
+        /* Present but powered off, or missing some words (written lazily, or other sectors). */
+        if (off) {
+            tc->s.off_hits++;
+            if (pw->ops && pw->ops->line_off_hit)
+                pw->ops->line_off_hit(pw, tc, line, r, now);
+        }
+        fetch32 = fetch_sectors32(c, need & ~tc->word_valid[line]);
+    } else {
+        int v = take_line(g, p, set, now);
+        if (v < 0) {
+            l2->fails++;
+            return 0;
+        }
+        line = (uint32_t)v;
+        gcx_cache_install(c, line, la, 0, now);
+        fetch32 = c->sectors_per_line == 1 ? (uint8_t)((1u << (c->cfg.line_bytes / 32)) - 1)
+                                           : fetch_sectors32(c, need);
+    }
+    uint32_t e = gcx_mshr_alloc(&l2->mshr, la, line);
+    if (line != GCX_NONE) {
+        c->meta[line].reserved = 1;
+        tc->mshr_of[line] = e;
+    }
+    gcx_req *f = gcx_req_new(g);
+    f->addr = r->addr;
+    f->words = words_of_sectors(fetch32);
+    f->sectors = fetch32;
+    f->type = GCX_REQ_READ;
+    f->flags = line != GCX_NONE ? GCX_RF_L2_ALLOC : 0;
+    f->line = line;
+    f->home = p;
+    f->load = e; /* the MSHR entry it answers */
+    f->tech[0] = f->tech[1] = -1;
+    l2->mshr.e[e].requested = fetch32;
+    gcx_mshr_add(&l2->mshr, e, r);
+    gcx_dram_push(g, ch, f, now + lat);
+    tc->s.tag_lookups++;
+    tc->s.accesses++;
+    tc->s.read_accesses++;
+    tc->s.misses++;
+    return 1;
+}
+
+/* Data for MSHR entry f->load arrived from DRAM. */
+static void l2_fill(gcx_gpu *g, uint32_t p, gcx_req *f, uint64_t now)
+{
+    gcx_l2 *l2 = &g->l2[p];
+    gcx_tcache *tc = &l2->tc;
+    gcx_cache *c = &tc->c;
+    gcx_tech *pw = tc->power;
+    uint32_t ei = f->load, line = f->line;
+    gcx_mshr_entry *e = &l2->mshr.e[ei];
+    if (line != GCX_NONE) {
+        gcx_tcache_note_fill(tc, line, now, gcx_to_cache_sectors(f->sectors, c));
+        tc->word_valid[line] |= f->words;
+        c->meta[line].valid |= data_sectors(c, tc->word_valid[line]);
+        c->meta[line].reserved = 0;
+        tc->mshr_of[line] = GCX_NONE;
+        gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
+        if (pw->ops && pw->ops->line_fill)
+            pw->ops->line_fill(pw, tc, line, e->waiting, now);
+    }
+    gcx_req *w = e->waiting;
+    gcx_mshr_release(&l2->mshr, ei);
+    gcx_req_free(g, f);
+    while (w) {
+        gcx_req *next = w->next;
+        if (line != GCX_NONE) {
+            if (pw->ops && pw->ops->line_access)
+                pw->ops->line_access(pw, tc, line, w, now);
+            gcx_tcache_note_access(tc, line, w, now, w->type == GCX_REQ_ATOMIC);
+            if (w->type == GCX_REQ_ATOMIC)
+                c->meta[line].dirty = 1;
+            if (pw->ops && pw->ops->line_after_access)
+                pw->ops->line_after_access(pw, tc, line, w, now);
+        }
+        reply(g, l2, w, now + 1);
+        w = next;
+    }
+}
+
+int gcx_l2_cycle(gcx_gpu *g, uint32_t p)
+{
+    uint64_t now = g->now;
+    gcx_l2 *l2 = &g->l2[p];
+    int progress = 0;
+    if (gcx_q_ready(&l2->fill_q, now)) {
+        l2_fill(g, p, gcx_q_pop(&l2->fill_q), now);
+        progress = 1;
+    }
+    if (gcx_q_ready(&l2->reply_q, now)) {
+        gcx_req *r = l2->reply_q.head;
+        if (gcx_xbar_can_send(&g->reply_net, r->sm)) {
+            gcx_q_pop(&l2->reply_q);
+            l2->in_flight--;
+            gcx_xbar_send(&g->reply_net, p, r->sm, r, reply_bytes(r), now);
+            progress = 1;
+        }
+    }
+    gcx_queue *in = &g->req_net.dst_q[p];
+    if (gcx_q_ready(in, now)) {
+        /* Unlink first: accepting moves the request into other queues. */
+        gcx_req *r = gcx_q_pop(in);
+        if (l2_accept(g, p, r, now))
+            progress = 1;
+        else
+            gcx_q_push_front(in, r);
+    }
+    return progress;
+}
+
+uint64_t gcx_l2_next_event(gcx_gpu *g, uint32_t p)
+{
+    gcx_l2 *l2 = &g->l2[p];
+    uint64_t t = GCX_INF, now = g->now;
+    if (l2->fill_q.head)
+        t = l2->fill_q.head->t_ready;
+    if (l2->reply_q.head && l2->reply_q.head->t_ready < t &&
+        (l2->reply_q.head->t_ready > now || gcx_xbar_can_send(&g->reply_net, l2->reply_q.head->sm)))
+        t = l2->reply_q.head->t_ready;
+    const gcx_queue *in = &g->req_net.dst_q[p];
+    if (in->head && in->head->t_ready > now && in->head->t_ready < t)
+        t = in->head->t_ready;
+    return t;
+}
+
+void gcx_l2_prefill(gcx_gpu *g, uint64_t addr, uint64_t bytes)
+{
+    uint32_t line_bytes = (uint32_t)g->cfg.l2_line_bytes;
+    uint64_t first = addr / line_bytes, last = (addr + bytes + line_bytes - 1) / line_bytes;
+    for (uint64_t la = first; la < last; la++) {
+        uint64_t a = la * line_bytes;
+        uint32_t p = gcx_l2_partition_of(g, a);
+        gcx_tcache *tc = &g->l2[p].tc;
+        gcx_cache *c = &tc->c;
+        uint32_t set = set_of(g, c, a);
+        if (gcx_cache_find(c, set, la) >= 0)
+            continue;
+        int v = gcx_cache_pick_victim(c, set);
+        if (v < 0)
+            continue;
+        uint32_t line = set * c->cfg.ways + (uint32_t)v;
+        if (c->tag[line] != GCX_TAG_NONE) {
+            gcx_tcache_note_drop(tc, line, g->now);
+            gcx_cache_invalidate(c, line, NULL, NULL);
+        }
+        gcx_cache_install(c, line, la, 0, g->now);
+        gcx_tcache_note_new_data(tc, line, g->now);
+        tc->word_valid[line] = ~0ull >> (64 - line_bytes / 4);
+        c->meta[line].valid = (uint8_t)((1u << c->sectors_per_line) - 1);
+        g->dram_prefill_lines++;
+    }
+}

@@ -1,0 +1,37 @@
+/* The one list of techniques the timing model can be configured with. The first technique of
+ * each kind is that kind's baseline (the default). Adding a technique: one file in the folder of
+ * its kind, one line here, and its tests. */
+#include <string.h>
+
+#include "techniques/technique.h"
+
+extern const gcx_technique gcx_tech_admission_always, gcx_tech_admission_off;
+extern const gcx_technique gcx_tech_l1d_power_none, gcx_tech_l2_power_none;
+extern const gcx_technique gcx_tech_sharing_private;
+
+const gcx_technique *const gcx_techniques[] = {
+    /* l1d.admission */
+    &gcx_tech_admission_always,
+    &gcx_tech_admission_off,
+    /* l1d.power */
+    &gcx_tech_l1d_power_none,
+    /* l2.power */
+    &gcx_tech_l2_power_none,
+    /* l1d.sharing */
+    &gcx_tech_sharing_private,
+    NULL,
+};
+
+const char *gcx_tech_kind_key(int kind)
+{
+    static const char *const keys[GCX_N_TECH_KINDS] = {"l1d.admission", "l1d.power", "l2.power", "l1d.sharing"};
+    return kind >= 0 && kind < GCX_N_TECH_KINDS ? keys[kind] : "?";
+}
+
+const gcx_technique *gcx_technique_find(int kind, const char *name)
+{
+    for (const gcx_technique *const *t = gcx_techniques; *t; t++)
+        if ((*t)->kind == kind && strcmp((*t)->name, name) == 0)
+            return *t;
+    return NULL;
+}

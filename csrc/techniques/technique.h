@@ -1,0 +1,105 @@
+/* The interface every power, admission and sharing technique implements: a table of optional
+ * hooks the timing model calls at fixed points, plus the technique's own parameters and counters.
+ * The model never asks which technique is configured; it calls the hooks that are not NULL.
+ *
+ * Lifecycle: init (after the GPU is built) -> kernel_start -> ... hooks ... -> finish (at the last
+ * cycle: close residencies, compute metrics) -> report (counters out) -> release.
+ *
+ * A technique has a kind, which is the configuration key that selects it:
+ *   l1d.admission  whether requests use the L1D at all (always, off, admL1D)
+ *   l1d.power      line power states of the L1Ds (none, drowsy, ...)
+ *   l2.power       line power states of the L2 (none, drowsy, loscache, ideal_gating, ...)
+ *   l1d.sharing    how the SMs of a cluster share their L1Ds (private, remote, decoupled, ata)
+ * One technique of each kind is active in a run, so techniques compose. */
+#ifndef GCX_TECHNIQUE_H
+#define GCX_TECHNIQUE_H
+
+#include "cache/cache.h"
+#include "gcx.h"
+
+enum gcx_tech_kind {
+    GCX_TECH_L1D_ADMISSION = 0,
+    GCX_TECH_L1D_POWER = 1,
+    GCX_TECH_L2_POWER = 2,
+    GCX_TECH_L1D_SHARING = 3,
+    GCX_N_TECH_KINDS = 4,
+};
+
+typedef struct gcx_gpu gcx_gpu;
+typedef struct gcx_req gcx_req;
+typedef struct gcx_tcache gcx_tcache;
+typedef struct gcx_tech gcx_tech;
+
+/* Where techniques send their counters: put(sink, "metric_name", value). */
+typedef struct gcx_stat_sink {
+    void *opaque;
+    int (*put)(struct gcx_stat_sink *sink, const char *name, double value);
+} gcx_stat_sink;
+
+typedef struct gcx_technique {
+    const char *name;
+    const char *doc;
+    int kind; /* enum gcx_tech_kind */
+    const gcx_param_spec *params; /* full dotted names, e.g. "l2.loscache.table_entries" */
+    int n_params;
+
+    int (*init)(gcx_tech *t, gcx_error *err); /* allocate t->state */
+    void (*release)(gcx_tech *t);             /* free t->state */
+
+    /* ---- GPU-level hooks ---- */
+    void (*kernel_start)(gcx_tech *t, uint32_t kernel, uint64_t now);
+    void (*kernel_end)(gcx_tech *t, uint32_t kernel, uint64_t now);
+    void (*cta_start)(gcx_tech *t, uint32_t sm, uint32_t cta_slot, uint32_t cta_id, uint64_t now);
+    void (*cta_end)(gcx_tech *t, uint32_t sm, uint32_t cta_slot, uint64_t now);
+    /* Issue priority of a CTA slot's warps (higher issues first; 0 = normal). */
+    int (*warp_priority)(gcx_tech *t, uint32_t sm, uint32_t cta_slot);
+    /* A request the LD/ST unit created (before it reaches the L1D): may annotate r->tech[]. */
+    void (*ldst_request)(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now);
+
+    /* ---- L1D admission (kind l1d.admission) ---- */
+    /* Nonzero: this global-memory request bypasses the L1D of `sm`. */
+    int (*l1_bypass)(gcx_tech *t, uint32_t sm, const gcx_req *r, uint64_t now);
+    /* `count` accesses the L1D accepted (fail = 0) or rejected with a reservation fail (fail = 1);
+     * count > 1 when the model skipped cycles in which the LD/ST unit would have retried. */
+    void (*l1_outcome)(gcx_tech *t, uint32_t sm, int fail, uint64_t count, uint64_t now);
+
+    /* ---- line power states (kinds l1d.power and l2.power), per cache instance ---- */
+    /* Before a request uses a present line whose data is powered (ON or DROWSY); returns the
+     * extra cycles the access waits (wake-up latency). */
+    uint32_t (*line_access)(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now);
+    /* After the access completed (gating decisions). */
+    void (*line_after_access)(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now);
+    /* On a miss: zero means "do not allocate a line" (the data goes past this cache). */
+    int (*allocate)(gcx_tech *t, gcx_tcache *c, const gcx_req *r, uint64_t now);
+    /* A line was (re)filled with data; it is ON unless the hook says otherwise. */
+    void (*line_fill)(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now);
+    /* A line's data is about to be dropped (eviction, invalidation, flush). */
+    void (*line_evict)(gcx_tech *t, gcx_tcache *c, uint32_t line, uint64_t now);
+    /* A request matched the kept tag of a line whose data is OFF: it is served as a miss. */
+    void (*line_off_hit)(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now);
+    /* End of simulation for this cache: bring every line's residency up to `now`. */
+    void (*cache_finish)(gcx_tech *t, gcx_tcache *c, uint64_t now);
+
+    /* Earliest future cycle the technique must see (a phase boundary, a decision), or UINT64_MAX;
+     * the model does not skip past it. */
+    uint64_t (*next_event)(gcx_tech *t, uint64_t now);
+
+    /* ---- end of run ---- */
+    void (*finish)(gcx_tech *t, uint64_t now);
+    void (*report)(gcx_tech *t, gcx_stat_sink *sink);
+} gcx_technique;
+
+/* An active technique in one simulation. */
+struct gcx_tech {
+    const gcx_technique *ops;
+    gcx_gpu *gpu;
+    void *state;
+    double params[16]; /* the technique's parameters, in the order of ops->params */
+};
+
+/* ---- registry (techniques/registry.c) ---- */
+extern const gcx_technique *const gcx_techniques[];
+const gcx_technique *gcx_technique_find(int kind, const char *name);
+const char *gcx_tech_kind_key(int kind); /* "l1d.admission", ... */
+
+#endif

@@ -1,0 +1,193 @@
+"""GPU configurations: immutable, validated at construction, changed with dotted keys, and hashable
+into a stable key for result stores.
+
+The schema (every key, its type, default, range and meaning) comes from the C core, which declares
+each key once; techniques declare their own parameters there too.
+
+>>> from gpucachex import presets
+>>> cfg = presets.get("gtx480").replace(**{"l1d.ways": 8})
+>>> cfg["l1d.ways"]
+8
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Iterator
+
+from gpucachex import _core
+
+SCHEMA_VERSION = 1  # bump when the meaning of an existing key changes
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    name: str
+    type: str          # int, float, bool, choice, policy, technique
+    default: Any
+    min: float
+    max: float
+    choices: tuple[str, ...] | None
+    doc: str
+    technique: str | None  # the technique that declares it, for technique parameters
+
+    def coerce(self, value: Any) -> Any:
+        """Check `value` against the key's type and range and return it in canonical form."""
+        name = self.name
+        if self.type in ("choice", "policy", "technique"):
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a string (one of {', '.join(self.choices or ())}), "
+                                f"got {type(value).__name__}")
+            if self.choices is not None and value not in self.choices:
+                raise ValueError(f"{name} must be one of {', '.join(self.choices)}, got {value!r}")
+            return value
+        if self.type == "bool":
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, int) and value in (0, 1):
+                return bool(value)
+            raise TypeError(f"{name} must be a bool, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+        if self.type == "int":
+            if isinstance(value, float):
+                if not value.is_integer():
+                    raise ValueError(f"{name} must be an integer, got {value}")
+                value = int(value)
+        else:
+            value = float(value)
+        if not self.min <= value <= self.max:
+            raise ValueError(f"{name} must be between {self.min:g} and {self.max:g}, got {value}")
+        return value
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict[str, KeySpec]:
+    """Every configuration key the core knows, by name."""
+    out = {}
+    for k in _core.config_schema():
+        default = k["default"]
+        if k["type"] == "int":
+            default = int(default)
+        elif k["type"] == "bool":
+            default = bool(default)
+        elif k["type"] in ("choice", "policy", "technique"):
+            default = k["choices"][int(default)] if k["type"] == "choice" else k["choices"][0]
+        out[k["name"]] = KeySpec(k["name"], k["type"], default, k["min"], k["max"],
+                                 tuple(k["choices"]) if k["choices"] is not None else None, k["doc"], k["technique"])
+    return out
+
+
+def resolve_key(key: str) -> str:
+    """The full name of `key`: itself if known, else the one key that ends with ``.key`` (so
+    ``loscache.table_entries`` means ``l2.loscache.table_entries``)."""
+    keys = schema()
+    if key in keys:
+        return key
+    matches = [k for k in keys if k.endswith("." + key)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise KeyError(f"configuration key {key!r} is ambiguous: {', '.join(matches)}")
+    raise KeyError(f"unknown configuration key {key!r}")
+
+
+class Config(Mapping):
+    """An immutable GPU configuration: a full mapping of dotted keys to values.
+
+    Build one from a preset (`gpucachex.presets.get`) or from overrides of the core's defaults
+    (``Config({"core.sms": 30})``); derive others with `replace`. Construction validates every value
+    and the relations between keys (geometry, partitions per channel, ...) and raises ValueError or
+    TypeError naming the key.
+    """
+
+    __slots__ = ("_values", "_key", "name")
+
+    def __init__(self, overrides: Mapping[str, Any] | None = None, *, name: str = "", base: "Config | None" = None):
+        keys = schema()
+        values = dict(base._values) if base is not None else {k: s.default for k, s in keys.items()}
+        for key, value in (overrides or {}).items():
+            try:
+                full = resolve_key(key)
+            except KeyError as exc:
+                raise KeyError(exc.args[0]) from None
+            values[full] = keys[full].coerce(value)
+        _core.check_config(values)
+        object.__setattr__(self, "_values", values)
+        object.__setattr__(self, "_key", None)
+        object.__setattr__(self, "name", name or (base.name if base is not None else ""))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Config is immutable: use replace(**{'dotted.key': value})")
+
+    # ---- mapping ------------------------------------------------------------------------------
+    def __getitem__(self, key: str) -> Any:
+        return self._values[resolve_key(key)]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Config) and self._values == other._values
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    def __repr__(self) -> str:
+        changed = self.diff(Config())
+        inner = ", ".join(f"{k}={v!r}" for k, v in changed.items())
+        return f"Config({self.name + ': ' if self.name else ''}{inner})"
+
+    # ---- derivation ----------------------------------------------------------------------------
+    def replace(self, **changes: Any) -> "Config":
+        """A new configuration with dotted keys changed: ``cfg.replace(**{"l1d.ways": 8})``."""
+        return Config(changes, base=self)
+
+    def to_dict(self, nested: bool = False) -> dict[str, Any]:
+        """The full mapping, flat (dotted keys) or nested by section."""
+        if not nested:
+            return dict(self._values)
+        out: dict[str, Any] = {}
+        for key, value in self._values.items():
+            node = out
+            *path, leaf = key.split(".")
+            for part in path:
+                node = node.setdefault(part, {})
+            node[leaf] = value
+        return out
+
+    def diff(self, other: "Config") -> dict[str, Any]:
+        """Keys whose value differs from `other`, with this configuration's values."""
+        return {k: v for k, v in self._values.items() if other._values.get(k) != v}
+
+    def key(self) -> str:
+        """A stable identifier (SHA-256 of the canonical JSON of every value): equal across processes,
+        machines and Python versions for equal configurations."""
+        if self._key is None:
+            blob = json.dumps({"schema": SCHEMA_VERSION, "values": self._values}, sort_keys=True,
+                              separators=(",", ":"))
+            object.__setattr__(self, "_key", hashlib.sha256(blob.encode()).hexdigest()[:20])
+        return self._key
+
+    # ---- derived geometry ----------------------------------------------------------------------
+    @property
+    def l1d_sets(self) -> int:
+        return int(self["l1d.size_kb"] * 1024 // (self["l1d.ways"] * self["l1d.line_bytes"]))
+
+    @property
+    def l2_sets_per_partition(self) -> int:
+        return int(self["l2.size_kb"] * 1024 // (self["l2.ways"] * self["l2.line_bytes"] * self["l2.partitions"]))
+
+    @property
+    def l1d_lines(self) -> int:
+        return self.l1d_sets * self["l1d.ways"]
+
+    @property
+    def l2_lines(self) -> int:
+        return self.l2_sets_per_partition * self["l2.ways"] * self["l2.partitions"]

@@ -1,0 +1,187 @@
+"""Running the timing model: `simulate(config, workload, seed)` and its `Result`.
+
+The C core returns raw counters; this module turns them into the flat metric dictionary users see
+(`Result.metrics`), the per-interval time series (`Result.timeseries`) and, through
+`gpucachex.energy` when available, energy terms.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from os import PathLike
+from typing import Any
+
+import numpy as np
+
+from gpucachex import _core
+from gpucachex.config import Config
+from gpucachex.trace import INST_COLUMNS, WARP_SIZE, Trace
+
+FAIL_REASONS = ("line_alloc", "mshr_entry", "mshr_merge", "miss_queue")
+
+
+def _resolve_config(config: Config | str) -> Config:
+    if isinstance(config, Config):
+        return config
+    if isinstance(config, str):
+        from gpucachex import presets
+
+        return presets.get(config)
+    raise TypeError(f"config must be a Config or a preset name, got {type(config).__name__}")
+
+
+def resolve_workload(workload: Trace | str | PathLike) -> Trace:
+    """A Trace from a Trace, a path `load_trace` accepts, or a built-in workload name (``"bfs"``,
+    ``"bfs:medium"``)."""
+    if isinstance(workload, Trace):
+        return workload
+    if isinstance(workload, (str, PathLike)):
+        from pathlib import Path
+
+        path = Path(workload)
+        if path.exists():
+            from gpucachex import load_trace
+
+            return load_trace(path)
+        name, _, size = str(workload).partition(":")
+        try:
+            from gpucachex import workloads
+        except ImportError:  # pragma: no cover - the workloads package is part of the project
+            workloads = None
+        if workloads is not None and name in workloads.names():
+            return workloads.make(name, size=size or "small")
+        raise ValueError(f"workload {str(workload)!r} is neither an existing path nor a built-in workload name")
+    raise TypeError(f"workload must be a Trace, a path or a workload name, got {type(workload).__name__}")
+
+
+def _kernel_dicts(trace: Trace) -> list[dict[str, Any]]:
+    out = []
+    for k in trace.kernels:
+        d = {name: getattr(k, name) for name in INST_COLUMNS}
+        d.update(name=k.name, grid=tuple(int(x) for x in k.grid), block=tuple(int(x) for x in k.block),
+                 nregs=int(k.nregs), shmem_bytes=int(k.shmem_bytes), addresses=k.addresses)
+        out.append(d)
+    return out
+
+
+@dataclass
+class Result:
+    """One simulation: the configuration, workload and seed it ran, the flat `metrics`, the
+    `timeseries` (a DataFrame, one row per sampling interval) and the core's `raw` output."""
+    config: Config
+    workload: str
+    seed: int
+    metrics: dict[str, float]
+    raw: dict[str, Any] = field(repr=False)
+    wall_seconds: float = 0.0
+
+    @property
+    def timeseries(self):
+        return timeseries_frame(self.raw["timeseries"])
+
+    def to_series(self):
+        import pandas as pd
+
+        return pd.Series(self.metrics, name=self.workload)
+
+    def line_residency(self, level: str) -> np.ndarray:
+        """(lines, 3) cycles each line spent ON, DROWSY, OFF (only when simulated with detail=True)."""
+        key = f"{level}_line_residency"
+        if key not in self.raw:
+            raise ValueError("per-line residency was not recorded: simulate(..., detail=True)")
+        return np.frombuffer(self.raw[key], dtype=np.uint64).reshape(-1, 3)
+
+    def __getitem__(self, key: str) -> float:
+        return self.metrics[key]
+
+
+def timeseries_frame(ts: dict[str, list[int]]):
+    """Per-interval deltas of the core's cumulative samples, with IPC and the R-to-A ratio."""
+    import pandas as pd
+
+    cum = pd.DataFrame(ts)
+    if cum.empty:
+        return cum
+    delta = cum.diff().fillna(cum.iloc[[0]]).astype("int64")
+    frame = pd.DataFrame({"cycle": cum["cycle"]})
+    for col in cum.columns:
+        if col != "cycle":
+            frame[col] = delta[col]
+    cycles = delta["cycle"].where(delta["cycle"] > 0)
+    frame["ipc"] = frame["thread_insts"] / cycles
+    frame["r_to_a"] = frame["l1d_fails"] / frame["l1d_accesses"].where(frame["l1d_accesses"] > 0)
+    return frame
+
+
+def _ratio(a: float, b: float) -> float:
+    return float(a) / float(b) if b else 0.0
+
+
+def derive_metrics(raw: dict[str, Any], config: Config) -> dict[str, float]:
+    """The flat metric dictionary of a run, from the core's raw output."""
+    m: dict[str, float] = {}
+    cycles = raw["cycles"]
+    m["cycles"] = cycles
+    m["warp_insts"] = raw["warp_insts"]
+    m["thread_insts"] = raw["thread_insts"]
+    m["ipc"] = _ratio(raw["thread_insts"], cycles)
+    m["warp_ipc"] = _ratio(raw["warp_insts"], cycles)
+    m["seconds"] = cycles / (config["core.clock_mhz"] * 1e6)
+    for level in ("l1d", "l2"):
+        s = raw[level]
+        for name, value in s.items():
+            if not isinstance(value, list):
+                m[f"{level}_{name}"] = value
+        m[f"{level}_hit_rate"] = _ratio(s["hits"], s["accesses"])
+        m[f"{level}_miss_rate"] = _ratio(s["misses"], s["accesses"])
+        m[f"{level}_block_utilisation"] = _ratio(s["lanes_sum"], WARP_SIZE * s["data_accesses"])
+        m[f"{level}_inter_access_cycles"] = _ratio(s["interval_sum"], s["interval_count"])
+        line_cycles = cycles * s["lines"]
+        m[f"{level}_line_cycles"] = line_cycles
+        m[f"{level}_dead_time_fraction"] = _ratio(s["dead_nodata"] + s["dead_unused"], line_cycles)
+        m[f"{level}_dead_nodata_fraction"] = _ratio(s["dead_nodata"], line_cycles)
+        m[f"{level}_dead_unused_fraction"] = _ratio(s["dead_unused"], line_cycles)
+        for state in ("on", "drowsy", "off"):
+            m[f"{level}_{state}_fraction"] = _ratio(s[f"resid_{state}"], line_cycles)
+    m["l1d_reservation_fails"] = sum(raw["l1d"][f"fail_{r}"] for r in FAIL_REASONS)
+    for r in FAIL_REASONS:
+        m[f"l1d_fails_{r}"] = raw["l1d"][f"fail_{r}"]
+    m["l1d_r_to_a"] = _ratio(m["l1d_reservation_fails"], raw["l1d"]["accesses"])
+    for key in ("dram_reads", "dram_writes", "dram_bytes", "dram_row_hits", "dram_row_misses", "l2_stalls",
+                "icnt_request_flits", "icnt_reply_flits", "icnt_packets", "cluster_flits", "loads", "requests",
+                "l1i_accesses", "l1i_misses", "l1i_mshr_hits"):
+        m[key] = raw[key]
+    m["icnt_flits"] = raw["icnt_request_flits"] + raw["icnt_reply_flits"]
+    m["avg_load_latency"] = _ratio(raw["load_latency_sum"], raw["loads"])
+    for name, value in raw["technique_metrics"].items():
+        m[name] = value
+    return m
+
+
+def simulate(config: Config | str, workload: Trace | str | PathLike, seed: int = 0, *, detail: bool = False,
+             energy: bool = True) -> Result:
+    """Simulate `workload` on the GPU `config` describes.
+
+    `config` is a Config or a preset name; `workload` a Trace, a path `load_trace` reads, or a built-in
+    workload name (``"bfs"`` or ``"bfs:medium"``). The simulation runs in C with the GIL released, so
+    threads can run several at once; the same configuration, workload and seed always give the same
+    result. ``detail=True`` also records per-line residencies (`Result.line_residency`).
+    """
+    cfg = _resolve_config(config)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    trace = resolve_workload(workload)
+    trace.validate()
+    t0 = time.perf_counter()
+    raw = _core.simulate(cfg.to_dict(), _kernel_dicts(trace), list(trace.memcpys), int(seed), detail)
+    wall = time.perf_counter() - t0
+    metrics = derive_metrics(raw, cfg)
+    result = Result(cfg, trace.name or trace.source or "trace", int(seed), metrics, raw, wall)
+    if energy:
+        try:
+            from gpucachex import energy as energy_model
+        except ImportError:
+            energy_model = None
+        if energy_model is not None:
+            result.metrics.update(energy_model.compute(result))
+    return result
