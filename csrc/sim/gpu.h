@@ -253,7 +253,7 @@ typedef struct gcx_sm {
     gcx_cache icache;
     int icache_on;
     gcx_ifetch *ifetch;
-    uint32_t n_ifetch, n_need_fetch, fetch_rr;
+    uint32_t n_ifetch, n_need_fetch, n_fetch_wait, fetch_rr;
     uint64_t code_base;
     uint64_t l1i_accesses, l1i_misses, l1i_mshr_hits;
     gcx_warp *warps;
@@ -273,6 +273,9 @@ typedef struct gcx_sm {
     gcx_l1 l1;
     gcx_queue reply_q;      /* answers that arrived from the crossbar */
     uint64_t age_clock;
+    /* Earliest cycle a scheduler could issue (0: unknown, look). Computed when a cycle issues
+     * nothing; reset by anything that can make a warp issuable sooner. */
+    uint64_t sched_wake;
     /* statistics */
     uint64_t warp_insts, thread_insts, load_latency_sum, loads_done, stall_cycles;
 } gcx_sm;

@@ -201,6 +201,7 @@ void gcx_sm_launch_cta(gcx_gpu *g, gcx_sm *sm, uint32_t slot, uint32_t cta_index
     cta->warps_live = 0;
     cta->at_barrier = 0;
     cta->priority = 0;
+    sm->sched_wake = 0;
     sm->used_ctas++;
     sm->used_warps += k->warps_per_cta;
     sm->used_threads += k->threads_per_cta;
@@ -270,6 +271,7 @@ void gcx_sm_answer(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     ld->next_free = sm->loads_free;
     sm->loads_free = li;
     w->pending_loads--;
+    sm->sched_wake = 0;
     if (w->state == GCX_WARP_ACTIVE && w->ready_at == GCX_INF)
         warp_refresh(g, sm, w, now);
     else if (w->state == GCX_WARP_DRAINING && w->pending_loads == 0)
@@ -511,9 +513,11 @@ static uint32_t pick(const gcx_gpu *g, gcx_sm *sm, uint32_t s, uint64_t now, int
                 start = j + 1;
                 break;
             }
+    if (start >= n)
+        start = 0;
     if (policy == GCX_SCHED_LRR) {
-        for (uint32_t j = 0; j < n; j++) {
-            uint32_t slot = ws[(start + j) % n];
+        for (uint32_t j = 0, x = start; j < n; j++, x = x + 1 == n ? 0 : x + 1) {
+            uint32_t slot = ws[x];
             if (ELIGIBLE(slot))
                 return slot;
         }
@@ -546,8 +550,8 @@ static uint32_t pick(const gcx_gpu *g, gcx_sm *sm, uint32_t s, uint64_t now, int
             limit_age = ages[active_cap - 1];
         }
     }
-    for (uint32_t j = 0; j < n; j++) {
-        uint32_t slot = ws[(start + j) % n];
+    for (uint32_t j = 0, x = start; j < n; j++, x = x + 1 == n ? 0 : x + 1) {
+        uint32_t slot = ws[x];
         if (sm->warps[slot].age <= limit_age && ELIGIBLE(slot))
             return slot;
     }
@@ -581,6 +585,7 @@ static int ifetch(gcx_gpu *g, gcx_sm *sm, uint32_t slot, uint64_t now)
         w->fetched_line = line;
         w->need_fetch = 0;
         sm->n_need_fetch--;
+        sm->sched_wake = 0;
         return 1;
     }
     uint32_t free_slot = GCX_NONE;
@@ -590,6 +595,7 @@ static int ifetch(gcx_gpu *g, gcx_sm *sm, uint32_t slot, uint64_t now)
             sm->l1i_misses++;
             sm->l1i_mshr_hits++;
             w->fetch_wait = 1;
+            sm->n_fetch_wait++;
             w->next_waiter = sm->ifetch[e].first_waiter;
             sm->ifetch[e].first_waiter = slot;
             return 1;
@@ -615,6 +621,7 @@ static int ifetch(gcx_gpu *g, gcx_sm *sm, uint32_t slot, uint64_t now)
     gcx_q_push(&sm->l1.miss_q, r, now + 1);
     sm->ifetch[free_slot] = (gcx_ifetch){.line = line, .first_waiter = slot, .used = 1};
     w->fetch_wait = 1;
+    sm->n_fetch_wait++;
     w->next_waiter = GCX_NONE;
     return 1;
 }
@@ -635,18 +642,20 @@ void gcx_sm_ifill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         w->fetched_line = e->line;
         w->need_fetch = w->fetch_wait = 0;
         sm->n_need_fetch--;
+        sm->n_fetch_wait--;
         slot = next;
     }
     e->used = 0;
+    sm->sched_wake = 0;
     gcx_req_free(g, r);
 }
 
 static int fetch_stage(gcx_gpu *g, gcx_sm *sm, uint64_t now)
 {
-    if (sm->n_need_fetch == 0)
-        return 0;
-    for (uint32_t j = 0; j < sm->n_warps; j++) {
-        uint32_t slot = (sm->fetch_rr + j) % sm->n_warps;
+    if (sm->n_need_fetch == sm->n_fetch_wait)
+        return 0; /* no lookup due: every warp that needs a line is waiting for it */
+    uint32_t slot = sm->fetch_rr < sm->n_warps ? sm->fetch_rr : 0;
+    for (uint32_t j = 0; j < sm->n_warps; j++, slot = slot + 1 == sm->n_warps ? 0 : slot + 1) {
         const gcx_warp *w = &sm->warps[slot];
         if (!w->need_fetch || w->fetch_wait)
             continue;
@@ -655,6 +664,8 @@ static int fetch_stage(gcx_gpu *g, gcx_sm *sm, uint64_t now)
     }
     return 0;
 }
+
+static uint64_t warps_wake(gcx_gpu *g, gcx_sm *sm);
 
 /* ---- the LD/ST unit ------------------------------------------------------------------------ */
 
@@ -669,6 +680,7 @@ static int ldst_cycle(gcx_gpu *g, gcx_sm *sm, uint64_t now)
             return 0;
         sm->ldst_head = (sm->ldst_head + 1) % cap;
         sm->ldst_n--;
+        sm->sched_wake = 0;
         return 1;
     }
     gcx_req *r = mi->reqs;
@@ -685,6 +697,7 @@ static int ldst_cycle(gcx_gpu *g, gcx_sm *sm, uint64_t now)
     if (!rest) {
         sm->ldst_head = (sm->ldst_head + 1) % cap;
         sm->ldst_n--;
+        sm->sched_wake = 0;
     }
     return 1;
 }
@@ -696,7 +709,9 @@ int gcx_sm_cycle(gcx_gpu *g, gcx_sm *sm)
     if (sm->used_ctas == 0)
         return progress;
     progress |= fetch_stage(g, sm, now);
-    int top = any_priority(sm);
+    if (now < sm->sched_wake)
+        return progress;
+    int top = any_priority(sm), issued = 0;
     for (uint32_t s = 0; s < (uint32_t)g->cfg.schedulers_per_sm; s++) {
         uint32_t slot = GCX_NONE;
         for (int level = top; level >= 0 && slot == GCX_NONE; level--)
@@ -705,24 +720,24 @@ int gcx_sm_cycle(gcx_gpu *g, gcx_sm *sm)
             continue;
         sm->sched_last[s] = slot;
         issue(g, sm, slot, s, now);
-        progress = 1;
+        issued = 1;
     }
-    return progress;
+    if (issued)
+        sm->sched_wake = 0;
+    else
+        sm->sched_wake = warps_wake(g, sm);
+    return progress | issued;
 }
 
-uint64_t gcx_sm_next_event(gcx_gpu *g, gcx_sm *sm)
+/* Earliest cycle any warp could issue without an outside event (a load answer, an instruction
+ * fill, the LD/ST unit draining): GCX_INF if none can. A pending L1I lookup means next cycle. */
+static uint64_t warps_wake(gcx_gpu *g, gcx_sm *sm)
 {
     uint64_t t = GCX_INF;
-    if (sm->ldst_n > 0) {
-        const gcx_meminst *mi = &sm->ldst[sm->ldst_head];
-        /* A request waiting for the L1D retries every cycle; the L1D's own events wake it. */
-        if (!mi->reqs)
-            t = mi->t_ready;
-    }
+    if (sm->n_need_fetch > sm->n_fetch_wait)
+        return g->now + 1; /* an L1I lookup is due */
     for (uint32_t w = 0; w < sm->n_warps; w++) {
         const gcx_warp *wp = &sm->warps[w];
-        if (wp->need_fetch && !wp->fetch_wait && wp->state == GCX_WARP_ACTIVE)
-            return g->now + 1; /* an L1I lookup is due */
         if (wp->state != GCX_WARP_ACTIVE || wp->ready_at == GCX_INF || wp->need_fetch)
             continue;
         uint64_t r = wp->ready_at;
@@ -737,4 +752,19 @@ uint64_t gcx_sm_next_event(gcx_gpu *g, gcx_sm *sm)
             t = r;
     }
     return t;
+}
+
+uint64_t gcx_sm_next_event(gcx_gpu *g, gcx_sm *sm)
+{
+    uint64_t t = GCX_INF;
+    if (sm->ldst_n > 0) {
+        const gcx_meminst *mi = &sm->ldst[sm->ldst_head];
+        /* A request waiting for the L1D retries every cycle; the L1D's own events wake it. */
+        if (!mi->reqs)
+            t = mi->t_ready;
+    }
+    if (sm->used_ctas == 0)
+        return t;
+    uint64_t w = sm->sched_wake ? sm->sched_wake : warps_wake(g, sm);
+    return w < t ? w : t;
 }
