@@ -15,6 +15,7 @@ enum {
     GCX_ERR_TRACE = 3,    /* malformed workload or trace */
     GCX_ERR_DEADLOCK = 4, /* the timing model made no progress */
     GCX_ERR_IO = 5,       /* a file could not be read */
+    GCX_ERR_INTERNAL = 6, /* a model inconsistency (a bug): reported, never a crash or hang */
 };
 
 typedef struct gcx_error {

@@ -3,8 +3,11 @@
 A C core simulates caches (and, through `simulate`, whole GPUs) cycle by cycle; this package
 builds configurations, loads and generates workloads, runs sweeps and computes energy.
 """
+from gpucachex.config import Config
 from gpucachex.functional import cache_run, policies
+from gpucachex.sim import Result, simulate
+from gpucachex.trace import Kernel, Trace
 
 __version__ = "0.1.0"
 
-__all__ = ["cache_run", "policies", "__version__"]
+__all__ = ["Config", "Kernel", "Result", "Trace", "cache_run", "policies", "simulate", "__version__"]

@@ -64,6 +64,9 @@ const gcx_key gcx_core_keys[] = {
     K_INT("l1d.miss_queue", l1d_miss_queue, 8, 1, 4096, "L1D miss queue entries towards the interconnect"),
     K_INT("l1d.hit_latency", l1d_hit_latency, 20, 0, 100000, "cycles of an L1D hit"),
     K_INT("l1d.banks", l1d_banks, 1, 1, 64, "L1D data-array banks (each serves one access a cycle)"),
+    K_CHOICE("l1d.allocate", l1d_allocate, GCX_ALLOC_ON_MISS, "miss,fill",
+             "when a missing line gets its place: miss (reserved at the miss, as in GPGPU-Sim's Fermi L1D; "
+             "reserved lines cause line-allocation fails) or fill (chosen when the data arrives)"),
     K_BOOL("l1d.cache_global", l1d_cache_global, 1, "cache global loads in the L1D (false: like -dlcm=cg, only local memory is cached)"),
     K_TECH("l1d.admission", l1d_admission, "l1d.admission", "which requests use the L1D: always, off (no L1D), admL1D"),
     K_TECH("l1d.power", l1d_power, "l1d.power", "line power technique of the L1Ds"),
@@ -89,7 +92,7 @@ const gcx_key gcx_core_keys[] = {
     K_INT("l2.mshr_entries", l2_mshr_entries, 32, 1, 65536, "MSHR entries per L2 partition"),
     K_INT("l2.mshr_merge", l2_mshr_merge, 8, 1, 65536, "requests one L2 MSHR entry can hold"),
     K_INT("l2.latency", l2_latency, 100, 0, 100000, "cycles from a partition accepting a request to its hit response"),
-    K_INT("l2.queue", l2_queue, 64, 1, 1 << 20, "answers a partition holds in its hit pipeline or waiting for the crossbar"),
+    K_INT("l2.queue", l2_queue, 64, 1, 1 << 20, "answers a partition holds beyond its latency pipeline, waiting for the crossbar"),
     K_TECH("l2.power", l2_power, "l2.power", "line power technique of the L2"),
     K_BOOL("l2.dwl", l2_dwl, 0, "divided word line in the L2 data arrays (energy model only)"),
     K_BOOL("l2.prefill", l2_prefill, 0, "fill the L2 with MemcpyHtoD data before kernels (GPGPU-Sim perf_sim_memcpy)"),
@@ -299,18 +302,18 @@ static int64_t sets_of(const char *what, double size_kb, int64_t ways, int64_t l
 
 int gcx_config_check(const gcx_gpu_config *c, gcx_error *err)
 {
-    if (!sets_of("l1d", c->l1d_size_kb, c->l1d_ways, c->l1d_line_bytes, 1, err))
-        return GCX_ERR_VALUE;
-    if (c->l1i_size_kb > 0 && !sets_of("l1i", c->l1i_size_kb, c->l1i_ways, c->l1i_line_bytes, 1, err))
-        return GCX_ERR_VALUE;
-    if (!gcx_is_pow2((uint64_t)c->l1i_line_bytes))
-        return gcx_fail(err, GCX_ERR_VALUE, "l1i.line_bytes must be a power of two, got %lld", (long long)c->l1i_line_bytes);
-    if (!sets_of("l2", c->l2_size_kb, c->l2_ways, c->l2_line_bytes, c->l2_partitions, err))
-        return GCX_ERR_VALUE;
     if (!gcx_is_pow2((uint64_t)c->l1d_line_bytes))
         return gcx_fail(err, GCX_ERR_VALUE, "l1d.line_bytes must be a power of two, got %lld", (long long)c->l1d_line_bytes);
     if (!gcx_is_pow2((uint64_t)c->l2_line_bytes))
         return gcx_fail(err, GCX_ERR_VALUE, "l2.line_bytes must be a power of two, got %lld", (long long)c->l2_line_bytes);
+    if (!gcx_is_pow2((uint64_t)c->l1i_line_bytes))
+        return gcx_fail(err, GCX_ERR_VALUE, "l1i.line_bytes must be a power of two, got %lld", (long long)c->l1i_line_bytes);
+    if (!sets_of("l1d", c->l1d_size_kb, c->l1d_ways, c->l1d_line_bytes, 1, err))
+        return GCX_ERR_VALUE;
+    if (c->l1i_size_kb > 0 && !sets_of("l1i", c->l1i_size_kb, c->l1i_ways, c->l1i_line_bytes, 1, err))
+        return GCX_ERR_VALUE;
+    if (!sets_of("l2", c->l2_size_kb, c->l2_ways, c->l2_line_bytes, c->l2_partitions, err))
+        return GCX_ERR_VALUE;
     if (c->l2_line_bytes < c->l1d_line_bytes)
         return gcx_fail(err, GCX_ERR_VALUE, "l2.line_bytes (%lld) must be at least l1d.line_bytes (%lld)",
                         (long long)c->l2_line_bytes, (long long)c->l1d_line_bytes);

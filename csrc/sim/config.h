@@ -22,6 +22,7 @@ enum gcx_key_type {
 enum gcx_scheduler { GCX_SCHED_LRR = 0, GCX_SCHED_GTO = 1, GCX_SCHED_TWO_LEVEL = 2 };
 enum gcx_dram_model { GCX_DRAM_SIMPLE = 0, GCX_DRAM_FRFCFS = 1 };
 enum gcx_index_choice { GCX_INDEX_CHOICE_MOD = 0, GCX_INDEX_CHOICE_XOR = 1 };
+enum gcx_allocate { GCX_ALLOC_ON_MISS = 0, GCX_ALLOC_ON_FILL = 1 };
 
 /* Per-class execution: latency (cycles until the result can be used) and initiation interval
  * (cycles the scheduler's unit stays busy). Indexed by OpClass for the non-memory classes. */
@@ -48,6 +49,7 @@ typedef struct gcx_gpu_config {
     int64_t l1d_ways, l1d_line_bytes, l1d_sector_bytes, l1d_index, l1d_policy;
     int64_t l1d_mshr_entries, l1d_mshr_merge, l1d_miss_queue, l1d_hit_latency, l1d_banks;
     int64_t l1d_cache_global; /* cache global loads in L1D (0: they go straight to L2, like -dlcm=cg) */
+    int64_t l1d_allocate;     /* enum gcx_allocate */
     int64_t l1d_admission, l1d_power, l1d_sharing, l1d_cluster_size, l1d_dwl;
     int64_t cluster_latency, cluster_flits_per_cycle;
     /* interconnect */

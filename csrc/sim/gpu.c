@@ -379,6 +379,9 @@ static int run_kernel(gcx_gpu *g, gcx_error *err)
                     gcx_l1_count_skipped_fails(g, &g->sms[i], skipped, t - 1);
             g->now = t;
         }
+        if (g->fault)
+            return gcx_fail(err, GCX_ERR_INTERNAL, "internal error at cycle %llu: %s", (unsigned long long)g->now,
+                            g->fault);
         if (g->oom)
             return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for memory requests at cycle %llu",
                             (unsigned long long)g->now);

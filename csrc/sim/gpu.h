@@ -49,6 +49,7 @@ struct gcx_req {
     uint32_t sm;   /* requesting SM */
     uint32_t home; /* L1D that serves it (sharing), or the L2 partition on the way down */
     uint32_t line; /* cache line an MSHR entry belongs to */
+    uint32_t mshr; /* for a fetch: the MSHR entry its data answers */
     uint16_t warp; /* warp slot */
     uint16_t cta_slot;
     uint8_t type;    /* enum gcx_req_type */
@@ -171,7 +172,8 @@ typedef struct gcx_mshr_entry {
     uint64_t addr;     /* line address being fetched */
     uint32_t line;     /* cache line it fills, or GCX_NONE (no allocation) */
     uint32_t n_waiting;
-    uint8_t requested; /* sectors asked from the next level */
+    uint8_t requested; /* 32-byte sectors asked from the next level */
+    uint8_t received;  /* 32-byte sectors arrived */
     uint8_t used;
     gcx_req *waiting; /* requests answered when the data arrives (a list through next) */
     gcx_req *waiting_tail;
@@ -182,6 +184,10 @@ typedef struct gcx_mshr {
     uint32_t cap, used, merge_cap;
     uint32_t *free_list;
     uint32_t n_free;
+    /* Open-addressing index addr -> entry, for entries not tied to a cache line (allocate on fill,
+     * no-allocate misses): hash_cap is a power of two at least twice cap. */
+    uint32_t *hash;
+    uint32_t hash_mask;
 } gcx_mshr;
 
 /* ---- SMs --------------------------------------------------------------------------------- */
@@ -345,6 +351,7 @@ struct gcx_gpu {
     uint32_t n_slabs, slab_cap;
     uint64_t reqs_live, reqs_made; /* requests in the pool; requests the LD/ST units created */
     uint64_t n_free_reqs;
+    const char *fault; /* an internal inconsistency: the run stops with this message */
     int oom;                       /* the pool could not grow: the run stops with an error */
     /* derived geometry */
     uint32_t l1_sets, l2_sets, l2_per_channel, l1_line_shift, l2_line_shift;
@@ -413,6 +420,7 @@ static inline uint8_t gcx_to_32_sectors(uint8_t cs, const gcx_cache *c)
 int gcx_mshr_init(gcx_mshr *m, uint32_t cap, uint32_t merge_cap);
 void gcx_mshr_free(gcx_mshr *m);
 uint32_t gcx_mshr_alloc(gcx_mshr *m, uint64_t addr, uint32_t line);
+uint32_t gcx_mshr_find(const gcx_mshr *m, uint64_t addr); /* entry fetching addr, or GCX_NONE */
 void gcx_mshr_add(gcx_mshr *m, uint32_t e, gcx_req *r);
 void gcx_mshr_release(gcx_mshr *m, uint32_t e);
 

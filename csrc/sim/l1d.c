@@ -132,8 +132,105 @@ static int bypass_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     return GCX_FAIL_NONE;
 }
 
+static int read_hit(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint32_t line, uint64_t now)
+{
+    gcx_l1 *l1 = &sm->l1;
+    gcx_tcache *tc = &l1->tc;
+    gcx_tech *pw = tc->power;
+    uint64_t extra = 0;
+    if (pw->ops && pw->ops->line_access)
+        extra = pw->ops->line_access(pw, tc, line, r, now);
+    extra += bank_wait(g, l1, r->addr, now);
+    gcx_tcache_note_access(tc, line, r, now, 0);
+    tc->s.tag_lookups++;
+    tc->s.accesses++;
+    tc->s.read_accesses++;
+    tc->s.hits++;
+    if (pw->ops && pw->ops->line_after_access)
+        pw->ops->line_after_access(pw, tc, line, r, now);
+    gcx_q_insert_sorted(&l1->hit_q, r, now + (uint64_t)g->cfg.l1d_hit_latency + extra);
+    return GCX_FAIL_NONE;
+}
+
+/* Allocate on fill: a miss takes only an MSHR entry (found by address) and a miss-queue slot; the
+ * line is chosen when the data arrives, so outstanding misses never take lines out of service. */
+static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
+{
+    gcx_l1 *l1 = &sm->l1;
+    gcx_tcache *tc = &l1->tc;
+    gcx_cache *c = &tc->c;
+    gcx_tech *pw = tc->power;
+    uint64_t la = r->addr >> c->line_shift;
+    uint32_t set = gcx_cache_set_of(c, la);
+    int way = gcx_cache_find(c, set, la);
+    uint8_t need = gcx_to_cache_sectors(r->sectors, c);
+    uint32_t line = way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
+    if (way >= 0 && c->meta[line].valid && (c->meta[line].valid & need) == need)
+        return read_hit(g, sm, r, line, now);
+    uint8_t present = way >= 0 ? c->meta[line].valid : 0;
+    uint32_t ei = gcx_mshr_find(&l1->mshr, la);
+    if (ei != GCX_NONE) {
+        gcx_mshr_entry *e = &l1->mshr.e[ei];
+        uint8_t missing = (uint8_t)(need & ~gcx_to_cache_sectors(e->requested, c) & ~present);
+        if (e->n_waiting >= l1->mshr.merge_cap)
+            return GCX_FAIL_MSHR_MERGE;
+        if (missing && gcx_q_full(&l1->miss_q))
+            return GCX_FAIL_MISS_QUEUE;
+        if (missing) {
+            gcx_req *f = gcx_req_new(g);
+            *f = *r;
+            f->sectors = gcx_to_32_sectors(missing, c);
+            f->load = GCX_NONE;
+            f->flags = GCX_RF_L1_ALLOC;
+            f->line = GCX_NONE;
+            f->mshr = ei;
+            e->requested |= f->sectors;
+            to_miss_queue(sm, f, now);
+        }
+        gcx_mshr_add(&l1->mshr, ei, r);
+        tc->s.tag_lookups++;
+        tc->s.accesses++;
+        tc->s.read_accesses++;
+        tc->s.misses++;
+        tc->s.pending_hits++;
+        return GCX_FAIL_NONE;
+    }
+    if (l1->mshr.n_free == 0)
+        return GCX_FAIL_MSHR_ENTRY;
+    if (gcx_q_full(&l1->miss_q))
+        return GCX_FAIL_MISS_QUEUE;
+    tc->s.tag_lookups++;
+    tc->s.accesses++;
+    tc->s.read_accesses++;
+    tc->s.misses++;
+    if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
+        tc->s.bypasses++;
+        to_miss_queue(sm, r, now);
+        return GCX_FAIL_NONE;
+    }
+    if (way >= 0 && present == 0 && pw->ops && pw->ops->line_off_hit) {
+        tc->s.off_hits++;
+        pw->ops->line_off_hit(pw, tc, line, r, now);
+    }
+    uint8_t fetch = c->sectors_per_line == 1 ? 1 : (uint8_t)(need & ~present);
+    ei = gcx_mshr_alloc(&l1->mshr, la, GCX_NONE);
+    gcx_req *f = gcx_req_new(g);
+    *f = *r;
+    f->sectors = gcx_to_32_sectors(fetch, c);
+    f->load = GCX_NONE;
+    f->flags = GCX_RF_L1_ALLOC | (r->flags & GCX_RF_PREDICTOR);
+    f->line = GCX_NONE;
+    f->mshr = ei;
+    l1->mshr.e[ei].requested = f->sectors;
+    gcx_mshr_add(&l1->mshr, ei, r);
+    to_miss_queue(sm, f, now);
+    return GCX_FAIL_NONE;
+}
+
 static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 {
+    if (g->cfg.l1d_allocate == GCX_ALLOC_ON_FILL)
+        return read_access_on_fill(g, sm, r, now);
     gcx_l1 *l1 = &sm->l1;
     gcx_tcache *tc = &l1->tc;
     gcx_cache *c = &tc->c;
@@ -159,6 +256,7 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
             f->load = GCX_NONE;
             f->flags = GCX_RF_L1_ALLOC;
             f->line = line;
+            f->mshr = tc->mshr_of[line];
             e->requested |= f->sectors;
             to_miss_queue(sm, f, now);
             }
@@ -170,22 +268,8 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         tc->s.pending_hits++;
         return GCX_FAIL_NONE;
     }
-    if (way >= 0 && c->meta[line].valid && (c->meta[line].valid & need) == need) {
-        /* Hit. */
-        uint64_t extra = 0;
-        if (pw->ops && pw->ops->line_access)
-            extra = pw->ops->line_access(pw, tc, line, r, now);
-        extra += bank_wait(g, l1, r->addr, now);
-        gcx_tcache_note_access(tc, line, r, now, 0);
-        tc->s.tag_lookups++;
-        tc->s.accesses++;
-        tc->s.read_accesses++;
-        tc->s.hits++;
-        if (pw->ops && pw->ops->line_after_access)
-            pw->ops->line_after_access(pw, tc, line, r, now);
-        gcx_q_insert_sorted(&l1->hit_q, r, now + (uint64_t)g->cfg.l1d_hit_latency + extra);
-        return GCX_FAIL_NONE;
-    }
+    if (way >= 0 && c->meta[line].valid && (c->meta[line].valid & need) == need)
+        return read_hit(g, sm, r, line, now);
 
     /* Miss: a line (a new one, or this one for missing sectors or powered-off data), an MSHR
      * entry, and room in the miss queue. */
@@ -232,6 +316,7 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     f->load = GCX_NONE;
     f->flags = GCX_RF_L1_ALLOC | (r->flags & GCX_RF_PREDICTOR);
     f->line = line;
+    f->mshr = e;
     l1->mshr.e[e].requested = f->sectors;
     gcx_mshr_add(&l1->mshr, e, r);
     to_miss_queue(sm, f, now);
@@ -327,11 +412,36 @@ void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     }
     gcx_tcache *tc = &l1->tc;
     gcx_cache *c = &tc->c;
-    uint32_t line = r->line;
-    uint32_t ei = tc->mshr_of[line];
+    uint32_t ei = r->mshr;
     gcx_mshr_entry *e = &l1->mshr.e[ei];
+    uint32_t line = e->line;
+    if (ei >= l1->mshr.cap || !e->used || e->addr != r->addr >> c->line_shift) {
+        g->fault = "an L1D fill arrived for an MSHR entry that is not waiting for it";
+        gcx_req_free(g, r);
+        return;
+    }
     uint8_t got = gcx_to_cache_sectors(r->sectors, c);
+    e->received |= r->sectors;
     if (!l1->off) {
+        if (line == GCX_NONE) {
+            /* Allocate on fill: the line is found or chosen now. */
+            uint64_t la = e->addr;
+            uint32_t set = gcx_cache_set_of(c, la);
+            int way = gcx_cache_find(c, set, la);
+            if (way < 0) {
+                way = gcx_cache_pick_victim(c, set); /* no line is ever reserved in this mode */
+                line = set * c->cfg.ways + (uint32_t)way;
+                if (c->tag[line] != GCX_TAG_NONE) {
+                    if (c->meta[line].valid)
+                        tc->s.evictions++;
+                    drop_line(g, sm, line, now, 1);
+                }
+                gcx_cache_install(c, line, la, 0, now);
+            } else {
+                line = set * c->cfg.ways + (uint32_t)way;
+            }
+            e->line = line; /* the waiting requests read it below */
+        }
         gcx_tcache_note_fill(tc, line, now, got);
         c->meta[line].valid |= got;
         bank_wait(g, l1, c->tag[line] << c->line_shift, now);
@@ -342,21 +452,22 @@ void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     }
     gcx_req_free(g, r);
     /* Every sector asked for must have arrived before the waiting requests are answered. */
-    uint8_t have = (uint8_t)(c->meta[line].valid | got);
-    if ((gcx_to_cache_sectors(e->requested, c) & ~have) != 0 && !l1->off)
+    if (e->requested & ~e->received)
         return;
-    c->meta[line].reserved = 0;
-    tc->mshr_of[line] = GCX_NONE;
+    if (line != GCX_NONE && tc->mshr_of[line] == ei) {
+        c->meta[line].reserved = 0;
+        tc->mshr_of[line] = GCX_NONE;
+    }
     gcx_req *w = e->waiting;
     gcx_mshr_release(&l1->mshr, ei);
     while (w) {
         gcx_req *next = w->next;
-        if (!l1->off)
+        if (!l1->off && line != GCX_NONE)
             gcx_tcache_note_access(tc, line, w, now, 0);
         gcx_sm_answer(g, sm, w, now);
         w = next;
     }
-    if (l1->off) {
+    if (l1->off && line != GCX_NONE && c->tag[line] != GCX_TAG_NONE && c->meta[line].valid == 0) {
         /* Switched off while the fetch was in flight: the data is not kept. */
         gcx_cache_invalidate(c, line, NULL, NULL);
     }

@@ -209,7 +209,9 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
     int is_write = r->type == GCX_REQ_WRITE || r->type == GCX_REQ_WRITEBACK;
     uint64_t lat = (uint64_t)cfg->l2_latency;
 
-    if (!is_write && l2->in_flight >= (uint32_t)cfg->l2_queue) {
+    /* The hit latency is a delay line (like GPGPU-Sim's ROP queue): one request enters it per cycle
+     * whatever the latency; l2.queue bounds the answers waiting beyond it for the crossbar. */
+    if (!is_write && l2->in_flight >= (uint32_t)(cfg->l2_queue + cfg->l2_latency)) {
         l2->fails++;
         return 0;
     }

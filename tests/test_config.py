@@ -1,0 +1,106 @@
+"""Configurations and presets: immutable, validated at construction with errors that name the key,
+changed by dotted keys, and identified by a key that is stable across processes."""
+import subprocess
+import sys
+
+import pytest
+
+from gpucachex import presets
+from gpucachex.config import Config, schema
+
+
+def test_every_paper_preset_exists_and_builds():
+    assert {"gtx480", "loscache", "admL1D", "atoofian", "ata", "gtx1080"} <= set(presets.names())
+    for name in presets.names():
+        cfg = presets.get(name)
+        assert cfg.name == name
+        assert cfg.l1d_lines > 0 and cfg.l2_lines > 0
+
+
+@pytest.mark.parametrize("name, key, value", [
+    ("gtx480", "core.sms", 15), ("gtx480", "l1d.size_kb", 16.0), ("gtx480", "l1d.ways", 4),
+    ("gtx480", "l2.size_kb", 768.0), ("gtx480", "dram.channels", 6),
+    ("loscache", "l2.ways", 16), ("loscache", "l2.partitions", 6), ("loscache", "core.scheduler", "gto"),
+    ("admL1D", "core.scheduler", "lrr"), ("admL1D", "l1d.mshr_entries", 32), ("admL1D", "core.max_threads", 1024),
+    ("atoofian", "core.sms", 16), ("atoofian", "core.scheduler", "two_level"),
+    ("ata", "core.sms", 30), ("ata", "l1d.size_kb", 64.0), ("ata", "l1d.ways", 64), ("ata", "l1d.sector_bytes", 32),
+    ("ata", "l2.size_kb", 3072.0), ("ata", "l1d.cluster_size", 10), ("ata", "core.schedulers", 4),
+    ("gtx1080", "core.sms", 20), ("gtx1080", "l1d.ways", 6), ("gtx1080", "l1d.cache_global", False),
+    ("gtx1080", "l2.partitions", 16),
+])
+def test_presets_follow_their_sources(name, key, value):
+    assert presets.get(name)[key] == value
+
+
+def test_geometry_derived_from_size():
+    cfg = presets.get("gtx480")
+    assert cfg.l1d_sets == 32 and cfg.l1d_lines == 128
+    assert presets.get("gtx1080").l1d_sets == 64
+    assert presets.get("ata").l1d_sets == 8
+
+
+def test_replace_with_dotted_keys_and_immutability():
+    base = presets.get("gtx480")
+    cfg = base.replace(**{"l1d.ways": 8, "core.scheduler": "lrr"})
+    assert cfg["l1d.ways"] == 8 and base["l1d.ways"] == 4
+    assert cfg.diff(base) == {"l1d.ways": 8, "core.scheduler": "lrr"}
+    with pytest.raises(AttributeError, match="immutable"):
+        cfg.name = "x"
+    with pytest.raises(TypeError):
+        cfg["l1d.ways"] = 2  # Mapping, not MutableMapping
+    assert cfg.to_dict()["l1d.ways"] == 8
+    assert cfg.to_dict(nested=True)["l1d"]["ways"] == 8
+
+
+def test_key_is_stable_across_processes_and_sensitive_to_values():
+    cfg = presets.get("ata").replace(**{"l1d.sharing": "private"})
+    out = subprocess.run([sys.executable, "-c",
+                          "from gpucachex import presets; "
+                          "print(presets.get('ata').replace(**{'l1d.sharing': 'private'}).key())"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == cfg.key()
+    assert cfg.key() != cfg.replace(**{"l1d.ways": 32}).key()
+    assert cfg == presets.get("ata") and hash(cfg) == hash(presets.get("ata"))
+
+
+def test_short_names_resolve_to_the_unique_full_key():
+    cfg = presets.get("gtx480").replace(**{"sms": 30})
+    assert cfg["core.sms"] == 30
+    with pytest.raises(KeyError, match="ambiguous"):
+        presets.get("gtx480").replace(ways=8)
+
+
+@pytest.mark.parametrize("change, error, match", [
+    ({"core.sms": 0}, ValueError, r"core\.sms must be between 1 and 1024, got 0"),
+    ({"l1d.ways": 128}, ValueError, r"l1d\.ways must be between 1 and 64"),
+    ({"l1d.size_kb": 0.25, "l1d.ways": 4}, ValueError, r"l1d\.size_kb = 0\.25 holds 2 lines of 128 bytes, fewer than l1d\.ways = 4"),
+    ({"l1d.size_kb": 10.1}, ValueError, r"l1d\.size_kb = 10\.1 is not a whole number of sets"),
+    ({"core.scheduler": "fifo"}, ValueError, r"core\.scheduler must be one of lrr, gto, two_level, got 'fifo'"),
+    ({"core.alu_latency": -1}, ValueError, r"core\.alu_latency must be between 0 and"),
+    ({"l2.latency": 1.5}, ValueError, r"l2\.latency must be an integer, got 1\.5"),
+    ({"l1d.policy": "belady"}, ValueError, r"l1d\.policy must be one of lru, fifo, random, srrip"),
+    ({"l2.power": "magic"}, ValueError, r"l2\.power must be one of"),
+    ({"no.such.key": 1}, KeyError, r"unknown configuration key 'no\.such\.key'"),
+    ({"dram.channels": 5}, ValueError, r"l2\.partitions \(12\) must be a multiple of dram\.channels \(5\)"),
+    ({"l1d.cache_global": "yes"}, TypeError, r"l1d\.cache_global must be a bool"),
+    ({"l1d.line_bytes": 96}, ValueError, r"l1d\.line_bytes must be a power of two"),
+    ({"core.sms": 15, "l1d.cluster_size": 4}, ValueError, r"core\.sms \(15\) must be a multiple of l1d\.cluster_size \(4\)"),
+])
+def test_bad_configurations_name_the_key(change, error, match):
+    with pytest.raises(error, match=match):
+        presets.get("gtx480").replace(**change)
+
+
+def test_unknown_preset():
+    with pytest.raises(KeyError, match="unknown preset 'gtx9000'"):
+        presets.get("gtx9000")
+
+
+def test_schema_documents_every_key():
+    keys = schema()
+    assert len(keys) > 60
+    for spec in keys.values():
+        assert spec.doc, spec.name
+        assert spec.name.count(".") >= 1
+    assert keys["core.scheduler"].choices == ("lrr", "gto", "two_level")
+    assert Config()["core.sms"] == keys["core.sms"].default

@@ -1,0 +1,371 @@
+"""The timing model on hand-built kernels: known answers for latencies, the scoreboard, each
+reservation-fail reason, shared-memory bank conflicts and barriers; conservation; determinism; and
+the checks a cache architect would make."""
+import threading
+
+import numpy as np
+import pytest
+
+from gpucachex import presets, simulate
+from gpucachex.sim import Result
+from tracebuild import KernelSpec, alu, build, ld, lanes, st, Inst
+
+# One SM, a perfect instruction cache and round numbers, so cycle counts can be worked by hand.
+BASE = presets.get("gtx480").replace(**{
+    "core.sms": 1, "l1i.size_kb": 0, "core.alu_latency": 4, "core.alu_interval": 1, "core.schedulers": 1,
+    "l2.partitions": 6, "dram.channels": 6})
+
+
+def one_warp(program, **spec):
+    return build([KernelSpec([[program]], **spec)])
+
+
+def run(trace, cfg=BASE, **kw) -> Result:
+    return simulate(cfg, trace, **kw)
+
+
+# ---- known answers ---------------------------------------------------------------------------
+
+def test_independent_alu_instructions_issue_one_per_cycle():
+    # The CTA is dispatched at the end of cycle 0; ten independent ALU instructions issue in
+    # cycles 1..10; the kernel ends after the last issue: 11 cycles.
+    r = run(one_warp([alu(dst=(i,)) for i in range(10)]))
+    assert r["cycles"] == 11
+    assert r["warp_insts"] == 10 and r["thread_insts"] == 320
+
+
+def test_dependent_alu_instructions_wait_for_the_latency():
+    # Each instruction reads the previous one's result: issues at 1, 5, 9, ... 37 (latency 4).
+    prog = [alu(dst=(1,))] + [alu(dst=(i + 1,), src=(i,)) for i in range(1, 10)]
+    r = run(one_warp(prog))
+    assert r["cycles"] == 38
+    # With latency 10 the chain takes 1 + 9 * 10 cycles of issue.
+    r = run(one_warp(prog), BASE.replace(**{"core.alu_latency": 10}))
+    assert r["cycles"] == 92
+
+
+def test_initiation_interval_serializes_a_unit():
+    # SFU instructions with an initiation interval of 8 issue at 1, 9, 17, 25.
+    prog = [alu(dst=(i,), opcode="MUFU.RCP") for i in range(4)]
+    r = run(one_warp(prog), BASE.replace(**{"core.sfu_interval": 8}))
+    assert r["cycles"] == 26
+
+
+def test_a_load_blocks_its_user_until_the_data_returns():
+    prog = [ld(1, lanes(0x10000)), alu(dst=(2,), src=(1,))]
+    r = run(one_warp(prog))
+    assert r["loads"] == 1
+    lat = r["avg_load_latency"]
+    # L1 miss, L2 miss, DRAM: well over the L2 hit latency, and the user issues after it.
+    assert lat > BASE["l2.latency"] + BASE["dram.latency"]
+    assert r["cycles"] >= lat + 2
+    # A second warp reading the same line later merges or hits: never slower than the first.
+    r2 = run(one_warp([ld(1, lanes(0x10000)), alu(dst=(2,), src=(1,)), ld(3, lanes(0x10000)),
+                       alu(dst=(4,), src=(3,))]))
+    assert r2["l1d_hits"] == 1 and r2["l1d_misses"] == 1
+
+
+def test_coalescing_counts_lines_and_words():
+    # 32 lanes x 4 B contiguous = one 128 B line; a stride of 128 B = 32 lines; 8 B accesses
+    # straddling two lines = two requests.
+    assert run(one_warp([ld(1, lanes(0x20000))]))["l1d_accesses"] == 1
+    assert run(one_warp([ld(1, lanes(0x20000, stride=128))]))["l1d_accesses"] == 32
+    assert run(one_warp([ld(1, lanes(0x20000 + 64, stride=8), width=8)]))["l1d_accesses"] == 3
+    # Partial masks: 4 active lanes reading one line are one access touching 4 words.
+    r = run(one_warp([ld(1, lanes(0x20000, n=4))]))
+    assert r["l1d_accesses"] == 1 and r["l1d_words_touched"] == 4
+
+
+def test_shared_memory_bank_conflicts_serialize():
+    free = [ld(1, lanes(0x0), opcode="LDS") for _ in range(8)]           # 32 banks, 32 words: no conflict
+    conflict = [ld(1, lanes(0x0, stride=128), opcode="LDS") for _ in range(8)]  # every lane in bank 0
+    a, b = run(one_warp(free)), run(one_warp(conflict))
+    assert b["cycles"] - a["cycles"] >= 8 * 31 - 8
+    assert a["l1d_accesses"] == 0  # shared memory does not touch the L1D
+    # Lanes reading the same word are a broadcast, not a conflict.
+    same = [ld(1, [0x40] * 32, opcode="LDS") for _ in range(8)]
+    assert run(one_warp(same))["cycles"] == a["cycles"]
+
+
+def test_barrier_waits_for_every_warp_of_the_cta():
+    slow = [alu(dst=(1,))] + [alu(dst=(i + 1,), src=(i,)) for i in range(1, 20)] + [Inst("BAR.SYNC")]
+    fast = [Inst("BAR.SYNC"), alu(dst=(1,))]
+    with_bar = run(build([KernelSpec([[slow, fast]])]))
+    # Without the barrier the fast warp's work is done at once; with it the kernel still ends after
+    # the slow chain (1 + 19 * 4 cycles) and the fast warp's last instruction comes after it.
+    assert with_bar["cycles"] >= 1 + 19 * 4 + 2
+
+
+def test_write_evict_for_global_stores():
+    addr = lanes(0x30000)
+    prog = [ld(1, addr), alu(dst=(2,), src=(1,)), st(addr, src=(2,)), ld(3, addr), alu(dst=(4,), src=(3,))]
+    r = run(one_warp(prog))
+    # load miss, store hits and evicts the line, second load misses again
+    assert (r["l1d_hits"], r["l1d_misses"], r["l1d_invalidations"]) == (1, 2, 1)
+    assert r["l2_write_accesses"] == 1
+
+
+def test_local_memory_is_write_back():
+    addr = lanes(0x40000)
+    prog = [ld(1, addr, opcode="LDL"), alu(dst=(2,), src=(1,)), st(addr, opcode="STL", src=(2,)),
+            ld(3, addr, opcode="LDL"), alu(dst=(4,), src=(3,))]
+    r = run(one_warp(prog))
+    assert r["l1d_hits"] == 2 and r["l1d_misses"] == 1  # the store and the second load hit
+    assert r["l2_write_accesses"] == 0  # the dirty line stays in the L1D
+
+
+def test_atomics_bypass_the_l1d():
+    prog = [ld(1, lanes(0x50000), opcode="ATOMG.E.ADD"), alu(dst=(2,), src=(1,))]
+    r = run(one_warp(prog))
+    assert r["l1d_accesses"] == 0 and r["l2_read_accesses"] == 1 and r["loads"] == 1
+
+
+def test_cache_global_off_sends_global_loads_to_l2():
+    prog = [ld(1, lanes(0x60000)), ld(2, lanes(0x60000, stride=-4 & 0xFFFFFFFF) if False else lanes(0x60000))]
+    on = run(one_warp(prog))
+    off = run(one_warp(prog), BASE.replace(**{"l1d.cache_global": False}))
+    assert on["l1d_accesses"] == 2 and off["l1d_accesses"] == 0 and off["l2_accesses"] >= 2
+    # .CG loads skip the L1D even when global loads are cached
+    cg = run(one_warp([ld(1, lanes(0x60000), opcode="LDG.E.CG")]))
+    assert cg["l1d_accesses"] == 0
+
+
+# ---- reservation fails, one reason at a time ------------------------------------------------
+
+def many_lines(n, base=0x100000):
+    return [ld(i % 200 + 1, lanes(base + 128 * 32 * i)) for i in range(n)]
+
+
+def test_mshr_entry_fails():
+    r = run(one_warp(many_lines(8)), BASE.replace(**{"l1d.mshr_entries": 2}))
+    assert r["l1d_fails_mshr_entry"] > 0 and r["l1d_reservation_fails"] == r["l1d_fails_mshr_entry"]
+
+
+def test_mshr_merge_fails():
+    same = lanes(0x200000)
+    warps = [[ld(1, same)] for _ in range(4)]
+    r = run(build([KernelSpec([warps])]), BASE.replace(**{"l1d.mshr_merge": 1}))
+    assert r["l1d_fails_mshr_merge"] > 0 and r["l1d_pending_hits"] == 0
+
+
+def test_line_allocation_fails():
+    # A direct-mapped single-line L1D: while one fetch is outstanding no other line can be placed.
+    cfg = BASE.replace(**{"l1d.size_kb": 0.125, "l1d.ways": 1})
+    r = run(one_warp(many_lines(4)), cfg)
+    assert r["l1d_fails_line_alloc"] > 0
+
+
+def test_miss_queue_fails():
+    # All lines in L2 partition 0 (stride = interleave x partitions), which can fetch one line at a
+    # time: its input buffer fills, the crossbar refuses, and the one-entry miss queue stays full.
+    prog = [ld(1 + i, lanes(0x100000 + 256 * 6 * i)) for i in range(8)]
+    cfg = BASE.replace(**{"l1d.miss_queue": 1, "icnt.buffer": 1, "l2.mshr_entries": 1})
+    r = run(one_warp(prog), cfg)
+    assert r["l1d_fails_miss_queue"] > 0
+
+
+def test_failed_attempts_count_every_cycle_even_when_skipped():
+    # One MSHR, eight misses: the LD/ST unit retries every cycle until each fetch returns, so the
+    # fails are about 7 round trips long whether or not the model skips idle cycles.
+    r = run(one_warp(many_lines(8)), BASE.replace(**{"l1d.mshr_entries": 1}))
+    assert r["l1d_fails_mshr_entry"] >= 7 * BASE["l2.latency"]
+    assert r["l1d_fails_mshr_entry"] < r["cycles"]
+
+
+# ---- conservation -------------------------------------------------------------------------------
+
+def mixed_trace(seed=0, ctas=6, warps=4):
+    rng = np.random.default_rng(seed)
+    programs = []
+    for c in range(ctas):
+        cta = []
+        for w in range(warps):
+            prog = []
+            for i in range(30):
+                base = int(rng.integers(0, 1 << 14)) * 128
+                kind = i % 5
+                if kind == 0:
+                    prog.append(ld(1 + i % 8, lanes(base)))
+                elif kind == 1:
+                    prog.append(st(lanes(base), src=(1 + (i - 1) % 8,)))
+                elif kind == 2:
+                    prog.append(ld(9 + i % 4, lanes(base, stride=int(rng.integers(4, 300)) // 4 * 4)))
+                elif kind == 3:
+                    prog.append(ld(20, lanes(0x800000 + 128 * c), opcode="LDL"))
+                else:
+                    prog.append(alu(dst=(30,), src=(1 + i % 8,)))
+            cta.append(prog)
+        programs.append(cta)
+    return build([KernelSpec(programs, name="mix1"), KernelSpec(programs[:3], name="mix2")])
+
+
+@pytest.mark.parametrize("preset", ["gtx480", "ata", "gtx1080", "atoofian"])
+def test_conservation(preset):
+    trace = mixed_trace()
+    r = simulate(presets.get(preset), trace, detail=True)
+    s = trace.summary()
+    assert r["warp_insts"] == s["warp_insts"] and r["thread_insts"] == s["thread_insts"]
+    for level in ("l1d", "l2"):
+        assert r[f"{level}_hits"] + r[f"{level}_misses"] == r[f"{level}_accesses"]
+        assert r[f"{level}_read_accesses"] + r[f"{level}_write_accesses"] == r[f"{level}_accesses"]
+        # residencies of every line sum to the run's cycles
+        res = r.line_residency(level)
+        assert np.all(res.sum(axis=1) == r["cycles"])
+        assert r[f"{level}_resid_on"] + r[f"{level}_resid_drowsy"] + r[f"{level}_resid_off"] == r[f"{level}_line_cycles"]
+        # dead time and live time partition the line-cycles
+        assert (r[f"{level}_live_cycles"] + r[f"{level}_dead_nodata"] + r[f"{level}_dead_unused"]
+                == r[f"{level}_line_cycles"])
+    assert r.raw["requests_live"] == 0  # every request was answered or retired
+    assert r["loads"] == sum(int(np.count_nonzero((k.op_class == 7) & (k.width > 0) & (k.space != 3) & (k.mask > 0)))
+                             for k in trace.kernels)
+
+
+def test_timeseries_adds_up():
+    trace = mixed_trace()
+    r = run(trace, BASE.replace(**{"sim.timeseries_interval": 100}))
+    ts = r.timeseries
+    assert ts["thread_insts"].sum() == r["thread_insts"]
+    assert ts["l1d_accesses"].sum() == r["l1d_accesses"]
+    assert ts["cycle"].iloc[-1] == r["cycles"]
+    assert (ts["cycle"].diff().dropna() <= 100).all()
+
+
+# ---- determinism --------------------------------------------------------------------------------
+
+def test_same_config_and_seed_give_identical_results():
+    trace = mixed_trace(3)
+    cfg = presets.get("gtx480").replace(**{"l2.policy": "random"})
+    a, b = simulate(cfg, trace, seed=5), simulate(cfg, trace, seed=5)
+    assert a.metrics == b.metrics
+    assert a.raw["timeseries"] == b.raw["timeseries"]
+
+
+def test_parallel_threads_give_the_same_results_as_sequential():
+    trace = mixed_trace(4)
+    cfgs = [presets.get(p) for p in ("gtx480", "ata", "gtx1080", "atoofian")]
+    sequential = [simulate(c, trace).metrics for c in cfgs]
+    parallel = [None] * len(cfgs)
+
+    def work(i):
+        parallel[i] = simulate(cfgs[i], trace).metrics
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(cfgs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert parallel == sequential
+
+
+# ---- what a cache architect checks ------------------------------------------------------------
+
+def streaming(ctas=30, warps=8, loads=8):
+    return build([KernelSpec([[[ld(1 + j, lanes(0x1000000 + ((c * warps + w) * loads + j) * 128))
+                                for j in range(loads)] for w in range(warps)] for c in range(ctas)],
+                             name="stream")])
+
+
+def test_streaming_kernel_has_l2_hit_rate_near_zero():
+    r = simulate(presets.get("gtx480"), streaming())
+    assert r["l2_accesses"] > 1000
+    assert r["l2_hit_rate"] < 0.05 and r["l1d_hit_rate"] < 0.05
+
+
+def test_working_set_that_fits_in_l1_has_hit_rate_near_one():
+    # each warp re-reads the same 4 KB forty times
+    prog = [ld(1 + (i % 32), lanes(0x2000000 + 128 * (i % 32))) for i in range(32 * 40)]
+    r = simulate(presets.get("gtx480"), build([KernelSpec([[prog]])]))
+    assert r["l1d_hit_rate"] > 0.95
+
+
+def test_halving_dram_bandwidth_slows_a_streaming_kernel():
+    cfg = presets.get("gtx480")
+    fast = simulate(cfg, streaming())
+    slow = simulate(cfg.replace(**{"dram.bytes_per_cycle": cfg["dram.bytes_per_cycle"] / 2}), streaming())
+    assert slow["cycles"] > 1.2 * fast["cycles"]
+    assert slow["dram_reads"] == fast["dram_reads"]
+
+
+def test_allocate_on_fill_takes_no_line_out_of_service():
+    # Under allocate-on-miss every outstanding miss holds a reserved line; under allocate-on-fill
+    # none does, so there are no line-allocation fails and the hit rate does not fall as MSHRs grow.
+    trace = mixed_trace(7, ctas=15)
+    for alloc in ("miss", "fill"):
+        cfg = presets.get("gtx480").replace(**{"l1d.allocate": alloc})
+        r = simulate(cfg.replace(**{"l1d.mshr_entries": 128}), trace)
+        assert r.raw["requests_live"] == 0
+        if alloc == "fill":
+            assert r["l1d_fails_line_alloc"] == 0
+
+
+def test_a_configuration_that_cannot_make_progress_raises_with_a_state_summary():
+    # A dirty local line must be written back while its replacement is fetched: with a one-entry
+    # miss queue the L1D can never accept the miss.
+    addr0, addr1 = lanes(0x40000), lanes(0x40000 + 128 * 32)
+    prog = [ld(1, addr0, opcode="LDL"), alu(dst=(2,), src=(1,)), st(addr0, opcode="STL", src=(2,)),
+            ld(3, addr1, opcode="LDL")]
+    cfg = BASE.replace(**{"l1d.size_kb": 0.125, "l1d.ways": 1, "l1d.miss_queue": 1, "sim.deadlock_cycles": 5000})
+    with pytest.raises(RuntimeError, match=r"no progress .* at cycle \d+ in kernel 1: .*MSHRs.*in flight"):
+        run(one_warp(prog), cfg)
+
+
+def test_kernel_that_does_not_fit_an_sm():
+    trace = build([KernelSpec([[[alu(dst=(1,))]]], shmem_bytes=64 * 1024)])
+    with pytest.raises(ValueError, match=r"does not fit on an SM: .* exceeds core\.shmem_bytes"):
+        simulate(presets.get("gtx480"), trace)
+
+
+def test_occupancy_limits_concurrency():
+    # 16 one-warp CTAs, each a chain of 30 dependent instructions of latency 20 (600 cycles): with
+    # 8 resident CTAs the chains overlap (two waves of about 600 cycles); with 1 they run one after
+    # another (16 x 600).
+    prog = [alu(dst=(1,))] + [alu(dst=(i + 1,), src=(i,)) for i in range(1, 30)]
+    trace = build([KernelSpec([[prog] for _ in range(16)])])
+    cfg = BASE.replace(**{"core.alu_latency": 20})
+    many = run(trace, cfg)
+    one = run(trace, cfg.replace(**{"core.max_ctas": 1}))
+    assert 2 * 580 < many["cycles"] < 2 * 640
+    assert 16 * 580 < one["cycles"] < 16 * 640
+
+
+@pytest.mark.parametrize("scheduler", ["lrr", "gto", "two_level"])
+def test_every_scheduler_runs_everything(scheduler):
+    trace = mixed_trace(2)
+    r = simulate(presets.get("gtx480").replace(**{"core.scheduler": scheduler}), trace)
+    assert r["warp_insts"] == trace.summary()["warp_insts"]
+
+
+def test_schedulers_differ_in_issue_order():
+    # Independent chains in four warps: GTO runs one warp greedily, LRR interleaves; both finish.
+    chains = [[alu(dst=(1,))] + [alu(dst=(i + 1,), src=(i,)) for i in range(1, 8)] for _ in range(4)]
+    trace = build([KernelSpec([chains])])
+    lrr = run(trace, BASE.replace(**{"core.scheduler": "lrr"}))
+    gto = run(trace, BASE.replace(**{"core.scheduler": "gto"}))
+    assert lrr["warp_insts"] == gto["warp_insts"] == 32
+    assert lrr["cycles"] <= gto["cycles"]
+
+
+def test_prefill_from_memcpy_makes_first_reads_hit_in_l2():
+    trace = build([KernelSpec([[[ld(1, lanes(0x7000000))]]])], memcpys=[(0, 0x7000000, 4096)])
+    cold = run(trace)
+    warm = run(trace, BASE.replace(**{"l2.prefill": True}))
+    assert cold["l2_hits"] == 0 and warm["l2_hits"] == 1
+    assert warm["cycles"] < cold["cycles"]
+
+
+def test_sectored_l1_fetches_only_the_sectors_it_needs():
+    cfg = presets.get("ata").replace(**{"core.sms": 30})
+    half = one_warp([ld(1, lanes(0x100000, n=8)), alu(dst=(2,), src=(1,)), ld(3, lanes(0x100000 + 64, n=8)),
+                     alu(dst=(4,), src=(3,))])
+    r = simulate(cfg, half)
+    assert r["l1d_misses"] == 2  # the second read needs sectors the first did not fetch
+    assert r["l1d_fill_sectors"] == 2
+
+
+def test_bad_workload_and_seed():
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        simulate(BASE, one_warp([alu(dst=(1,))]), seed=-1)
+    with pytest.raises(ValueError, match="neither an existing path nor a built-in workload"):
+        simulate(BASE, "no-such-workload-or-file")
+    with pytest.raises(TypeError, match="config must be a Config or a preset name"):
+        simulate(42, one_warp([alu(dst=(1,))]))
