@@ -4,7 +4,9 @@ A C core simulates caches (and, through `simulate`, whole GPUs) cycle by cycle; 
 builds configurations, loads and generates workloads, runs sweeps and computes energy.
 """
 from gpucachex.functional import cache_run, policies
+from gpucachex.trace import Trace
+from gpucachex.traceio import load_trace
 
 __version__ = "0.1.0"
 
-__all__ = ["cache_run", "policies", "__version__"]
+__all__ = ["Trace", "cache_run", "load_trace", "policies", "__version__"]
