@@ -9,6 +9,7 @@
 #include "cache/cache.h"
 #include "gcx.h"
 #include "policies/policies.h"
+#include "trace/check.h"
 #include "trace/traceg.h"
 
 /* ---- buffers --------------------------------------------------------------------------- */
@@ -593,6 +594,73 @@ static PyTypeObject TraceParserType = {
     .tp_new = PyType_GenericNew,
 };
 
+
+/* Borrow a C-contiguous array of unsigned integers of `itemsize` bytes with `n` elements (n < 0:
+ * any) from `obj`; on success the caller must PyBuffer_Release. */
+static int get_unsigned(PyObject *obj, const char *arg, Py_ssize_t itemsize, Py_ssize_t n, Py_buffer *view)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s must be a C-contiguous numpy array of uint%zd, got %.100s", arg,
+                     itemsize * 8, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (view->itemsize != itemsize || !format_is(view->format, "BHILQ")) {
+        PyErr_Format(PyExc_TypeError, "%s must have dtype uint%zd, got buffer format '%s' (itemsize %zd)", arg,
+                     itemsize * 8, view->format ? view->format : "B", view->itemsize);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    if (n >= 0 && view->len / itemsize != n) {
+        PyErr_Format(PyExc_ValueError, "%s has %zd elements, expected %zd", arg, view->len / itemsize, n);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_check_kernel(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"cta", "warp", "opcode", "op_class", "space", "mask", "width", "addr_offset",
+                             "n_addresses", "grid_ctas", "warps_per_cta", "n_opcodes", "n_op_classes", "n_spaces",
+                             NULL};
+    PyObject *objs[8];
+    unsigned long long n_addresses, grid_ctas, warps_per_cta, n_opcodes;
+    unsigned int n_op_classes, n_spaces;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOOOOKKKKII", kwlist, &objs[0], &objs[1], &objs[2], &objs[3],
+                                     &objs[4], &objs[5], &objs[6], &objs[7], &n_addresses, &grid_ctas,
+                                     &warps_per_cta, &n_opcodes, &n_op_classes, &n_spaces))
+        return NULL;
+    static const Py_ssize_t sizes[8] = {4, 2, 2, 1, 1, 4, 1, 8};
+    Py_buffer views[8];
+    int got = 0;
+    Py_ssize_t n = -1;
+    for (; got < 8; got++) {
+        if (get_unsigned(objs[got], kwlist[got], sizes[got], n, &views[got]) != 0)
+            break;
+        n = views[got].len / sizes[got];
+    }
+    PyObject *result = NULL;
+    if (got == 8) {
+        gcx_kernel_view k = {
+            .n_insts = (size_t)n, .n_addresses = (size_t)n_addresses,
+            .cta = views[0].buf, .warp = views[1].buf, .opcode = views[2].buf, .op_class = views[3].buf,
+            .space = views[4].buf, .mask = views[5].buf, .width = views[6].buf, .addr_offset = views[7].buf,
+            .grid_ctas = grid_ctas, .warps_per_cta = warps_per_cta, .n_opcodes = n_opcodes,
+            .n_op_classes = n_op_classes, .n_spaces = n_spaces,
+        };
+        gcx_error err = {0};
+        int rc;
+        Py_BEGIN_ALLOW_THREADS
+        rc = gcx_kernel_check(&k, &err);
+        Py_END_ALLOW_THREADS
+        result = rc == GCX_OK ? Py_NewRef(Py_None) : raise_gcx(&err);
+    }
+    for (int i = 0; i < got; i++)
+        PyBuffer_Release(&views[i]);
+    return result;
+}
+
 /* ---- module ---------------------------------------------------------------------------- */
 
 static PyMethodDef core_methods[] = {
@@ -601,6 +669,10 @@ static PyMethodDef core_methods[] = {
     {"cache_run", (PyCFunction)(void (*)(void))py_cache_run, METH_VARARGS | METH_KEYWORDS,
      "cache_run(addresses, writes, sets, ways, line_bytes, policy='lru', sector_bytes=0, write_back=True, "
      "write_allocate=True, index='mod', seed=0, policy_params=None) -> dict of counters"},
+    {"check_kernel", (PyCFunction)(void (*)(void))py_check_kernel, METH_VARARGS | METH_KEYWORDS,
+     "check_kernel(cta, warp, opcode, op_class, space, mask, width, addr_offset, n_addresses, grid_ctas, "
+     "warps_per_cta, n_opcodes, n_op_classes, n_spaces): raise ValueError naming the first row that breaks "
+     "the Kernel rules (ranges, (CTA, warp) order, address offsets)."},
     {NULL, NULL, 0, NULL},
 };
 

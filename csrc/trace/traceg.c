@@ -663,7 +663,10 @@ static int structure_line(gcx_traceg *p, const char *s, const char *e)
         }
         if (*s == '#')
             return GCX_OK; /* a comment */
-        return fail(p, "expected #BEGIN_TB, found %s", quote(q, sizeof q, s, e));
+        return fail(p, "expected #BEGIN_TB, found %s%s", quote(q, sizeof q, s, e),
+                    hex_value(*s) >= 0 ? " (an unprocessed NVBit .trace? Accel-Sim's post-traces-processing groups "
+                                         "it into a .traceg)"
+                                       : "");
     case ST_TB_START:
         if (keyword(s, e, "thread block", &v))
             return begin_thread_block(p, v, e);
