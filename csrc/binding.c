@@ -527,8 +527,9 @@ static PyObject *trace_parser_finish(PyObject *self, PyObject *noargs)
     gcx_traceg_take_columns(&t->parser, &cols);
     PyObject *columns = columns_dict(&cols);
     PyObject *d = columns ? PyDict_New() : NULL;
+    if (!d)
+        Py_XDECREF(columns);
     int ok = d && set_item(d, "columns", columns) == 0;
-    columns = NULL;
     ok = ok && set_item(d, "kernel_name", optional_text(h->kernel_name)) == 0 &&
          set_item(d, "kernel_id", (h->present & GCX_HDR_KERNEL_ID) ? PyLong_FromLongLong(h->kernel_id)
                                                                     : Py_NewRef(Py_None)) == 0 &&

@@ -219,6 +219,14 @@ def test_every_tracer_version_and_lineinfo_give_the_same_columns(tmp_path):
             assert np.array_equal(getattr(k, col), getattr(ref, col)), (name, col)
 
 
+def test_crlf_line_ends_and_extra_spaces_are_accepted(tmp_path):
+    text = header() + tb(0, {0: [GOOD, "0020   ffffffff  0 EXIT 0 0  "]})
+    a = gpucachex.load_trace(write(tmp_path, text.replace("\n", "\r\n"), "crlf.traceg")).kernels[0]
+    b = gpucachex.load_trace(write(tmp_path, text, "lf.traceg")).kernels[0]
+    for col in [*INST_COLUMNS, "addresses"]:
+        assert np.array_equal(getattr(a, col), getattr(b, col))
+
+
 def test_thread_blocks_listed_out_of_order_are_sorted(tmp_path):
     text = header(grid=(2, 2, 1)) + tb(1, {1: ["0010 00000001 0 LDG.E 1 R2 4 1 0x30 0"],
                                            0: ["0020 00000001 0 LDG.E 1 R2 4 1 0x20 0"]}, y=1)

@@ -151,12 +151,14 @@ static int tok_register(const char *s, const char *e)
     return v <= 255 ? (int)v : -2;
 }
 
+/* An opcode starts with a letter and is printable ASCII: strict enough to catch misplaced numbers,
+ * loose enough for any modifier spelling a future SASS may use. */
 static int is_opcode_token(const char *s, const char *e)
 {
     if (s == e || !is_alpha(*s) || e - s > GCX_OPCODE_MAX_LEN)
         return 0;
     for (; s < e; s++)
-        if (!is_alpha(*s) && !is_digit(*s) && *s != '.' && *s != '_')
+        if (*s < 0x21 || *s > 0x7e)
             return 0;
     return 1;
 }
@@ -473,8 +475,9 @@ static int header_line(gcx_traceg *p, const char *s, const char *e)
     } else if (KEY_IS("binary version")) {
         rc = header_number(p, "binary version", vs, ve, 10000, &h->binary_version);
         h->present |= GCX_HDR_BINARY_VERSION;
-    } else if (KEY_IS("cuda stream id")) {
-        rc = header_number(p, "cuda stream id", vs, ve, UINT64_MAX, &h->cuda_stream_id);
+    } else if (KEY_IS("cuda stream id")) { /* a handle: decimal in the tracers seen, hex accepted too */
+        if (!tok_immediate(vs, ve, &h->cuda_stream_id))
+            return fail(p, "header 'cuda stream id' must be a number, found %s", quote(q, sizeof q, vs, ve));
         h->present |= GCX_HDR_STREAM_ID;
     } else if (KEY_IS("shmem base_addr") || KEY_IS("local mem base_addr")) {
         int shmem = ks[0] == 's';
