@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "trace/check.h"
 #include "trace/traceg.h"
 
 typedef struct parsed {
@@ -424,6 +425,41 @@ static void test_opcode_table_grows(void)
     gcx_opcodes_free(&ops);
 }
 
+/* The row check accepts what the parser produces and names the first broken rule. */
+static void test_kernel_check(void)
+{
+    parsed r = parse(small_v4, 0, 0);
+    CHECK_EQ(r.rc, GCX_OK);
+    size_t n = r.cols.n_insts;
+    uint8_t *zeros = calloc(n, 1);
+    gcx_kernel_view v = {
+        .n_insts = n, .n_addresses = r.cols.n_addresses, .cta = r.cols.cta, .warp = r.cols.warp,
+        .opcode = r.cols.opcode, .op_class = zeros, .space = zeros, .mask = r.cols.mask, .width = r.cols.width,
+        .addr_offset = r.cols.addr_offset, .grid_ctas = 2, .warps_per_cta = 2, .n_opcodes = r.n_opcodes,
+        .n_op_classes = 12, .n_spaces = 6,
+    };
+    gcx_error err;
+    CHECK_EQ(gcx_kernel_check(&v, &err), GCX_OK);
+    v.grid_ctas = 1;
+    CHECK_EQ(gcx_kernel_check(&v, &err), GCX_ERR_TRACE);
+    CHECK(strcmp(err.msg, "CTA id 1 is outside the grid of 1 CTAs") == 0);
+    v.grid_ctas = 2;
+    r.cols.addr_offset[3] = 5;
+    CHECK_EQ(gcx_kernel_check(&v, &err), GCX_ERR_TRACE);
+    CHECK(strcmp(err.msg, "addr_offset of instruction 3 is 5, expected 6 (active lanes of earlier memory "
+                          "instructions)") == 0);
+    r.cols.addr_offset[3] = 6;
+    v.n_addresses = 7;
+    CHECK_EQ(gcx_kernel_check(&v, &err), GCX_ERR_TRACE);
+    CHECK(strcmp(err.msg, "7 addresses for 8 active memory lanes") == 0);
+    v.n_addresses = 8;
+    r.cols.cta[1] = 1;
+    CHECK_EQ(gcx_kernel_check(&v, &err), GCX_ERR_TRACE);
+    CHECK(strcmp(err.msg, "instruction 2 breaks the (CTA, warp) order of rows") == 0);
+    free(zeros);
+    release(&r);
+}
+
 int main(void)
 {
     RUN(test_small_v4);
@@ -435,5 +471,6 @@ int main(void)
     RUN(test_truncation_and_byte_flips);
     RUN(test_feed_after_error_repeats_it);
     RUN(test_opcode_table_grows);
+    RUN(test_kernel_check);
     return CHECK_SUMMARY();
 }

@@ -1,4 +1,5 @@
-/* Row-level checks of a kernel's columns in one pass (see check.h). */
+/* Row-level checks of a kernel's columns in one pass (see check.h): the rules of Kernel.validate
+ * that touch every row, with the same wording, so native files are checked at memory speed. */
 #include "trace/check.h"
 
 #include <inttypes.h>
