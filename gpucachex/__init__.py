@@ -7,7 +7,8 @@ from gpucachex.config import Config
 from gpucachex.functional import cache_run, policies
 from gpucachex.sim import Result, simulate
 from gpucachex.trace import Kernel, Trace
+from gpucachex.traceio import load_trace
 
 __version__ = "0.1.0"
 
-__all__ = ["Config", "Kernel", "Result", "Trace", "cache_run", "policies", "simulate", "__version__"]
+__all__ = ["Config", "Kernel", "Result", "Trace", "cache_run", "load_trace", "policies", "simulate", "__version__"]

@@ -74,6 +74,52 @@ def cmd_gen_addresses(args) -> int:
     return 0
 
 
+# ---- trace ----------------------------------------------------------------------------------
+
+def _load_trace(args):
+    from gpucachex.traceio import load_trace
+
+    try:
+        return load_trace(args.path, allow_missing_ctas=args.allow_missing_ctas)
+    except (ValueError, OSError) as exc:
+        raise CliError(str(exc)) from None
+
+
+def cmd_trace_info(args) -> int:
+    trace = _load_trace(args)
+    summary = trace.summary()
+    if args.json:
+        out = dict(summary)
+        if args.kernels:
+            out = dict(summary=summary, kernels=json.loads(trace.kernels_frame().to_json(orient="records")))
+        print(json.dumps(out, indent=2))
+        return 0
+    _print_table({key: f"{value:,}" for key, value in summary.items()},
+                 f"{args.path}: {len(trace.kernels)} kernels, {len(trace.opcodes)} opcodes, "
+                 f"{len(trace.memcpys)} memcpys")
+    if args.kernels:
+        import pandas as pd
+
+        with pd.option_context("display.max_rows", None, "display.width", 200):
+            print(trace.kernels_frame().to_string(index=False))
+    return 0
+
+
+def cmd_trace_convert(args) -> int:
+    trace = _load_trace(args)
+    out = Path(args.out)
+    if out.is_dir():
+        raise CliError(f"{args.out} is a directory; give the native file's path (e.g. {out / 'trace.npz'})")
+    try:
+        trace.save(out)
+    except (ValueError, OSError) as exc:
+        raise CliError(str(exc)) from None
+    s = trace.summary()
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB): {len(trace.kernels)} kernels, "
+          f"{s['warp_insts']:,} warp instructions, {s['addresses']:,} addresses")
+    return 0
+
+
 # ---- parser ---------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -99,6 +145,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--footprint-mb", type=int, default=64)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_gen_addresses)
+
+    p = sub.add_parser("trace", help="inspect and convert workload traces")
+    tsub = p.add_subparsers(dest="trace_command", required=True, metavar="TRACE_COMMAND")
+    loading = argparse.ArgumentParser(add_help=False)
+    loading.add_argument("path", help="kernelslist.g (or its folder), .traceg, .traceg.xz or native .npz file")
+    loading.add_argument("--allow-missing-ctas", action="store_true",
+                         help="accept kernel files holding fewer thread blocks than their grid")
+    q = tsub.add_parser("info", parents=[loading], help="totals of a trace (ctas, warps, instructions, addresses)")
+    q.add_argument("--json", action="store_true", help="print the totals as JSON")
+    q.add_argument("--kernels", action="store_true", help="also list every kernel")
+    q.set_defaults(func=cmd_trace_info)
+    q = tsub.add_parser("convert", parents=[loading], help="write a trace in the native format (fast to reload)")
+    q.add_argument("out", help="native file to write (e.g. trace.npz)")
+    q.set_defaults(func=cmd_trace_convert)
     return parser
 
 

@@ -197,6 +197,13 @@ class Trace:
     name: str = ""
     source: str = ""
 
+    def save(self, path) -> None:
+        """Write the trace in the native format (a versioned .npz; see gpucachex.traceio), which
+        `gpucachex.load_trace` reloads exactly and much faster than text."""
+        from gpucachex.traceio import save_trace
+
+        save_trace(self, path)
+
     def validate(self) -> "Trace":
         for i, k in enumerate(self.kernels):
             k.validate(where=f"{self.name or 'trace'}: kernel {i + 1}: ")

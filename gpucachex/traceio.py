@@ -1,0 +1,345 @@
+"""Reading and writing traces: Accel-Sim/NVBit text traces (a kernelslist.g, a .traceg or a
+.traceg.xz) streamed through the C parser, and the native format that reloads much faster.
+
+The native format is an uncompressed .npz (a zip of .npy arrays; layout below) that loads by
+mapping the file: its columns are read-only views of the page cache, checked row by row in C.
+Readers refuse format versions newer than NATIVE_VERSION.
+"""
+from __future__ import annotations
+
+import io
+import json
+import lzma
+import mmap
+import os
+import struct
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from gpucachex import isa
+from gpucachex.trace import INST_COLUMNS, MAX_DST, MAX_SRC, Kernel, Trace
+
+CHUNK_BYTES = 4 << 20  # text fed to the parser per call: large enough to amortise the call, small in memory
+NATIVE_FORMAT = "gpucachex-trace"
+NATIVE_VERSION = 1
+
+_XZ_MAGIC = b"\xfd7zXZ\x00"
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+def load_trace(path: str | os.PathLike, *, allow_missing_ctas: bool = False) -> Trace:
+    """Load a trace from a kernelslist.g (or a directory holding one), a single .traceg or
+    .traceg.xz kernel file, or a native file written by `Trace.save`.
+
+    Malformed text raises ValueError naming the file and line. A kernel file holding fewer thread
+    blocks than its grid is an error (a truncated file) unless `allow_missing_ctas` is set (the
+    tracer leaves out CTAs that executed no traced instruction)."""
+    p = Path(path)
+    if p.is_dir():
+        listing = p / "kernelslist.g"
+        if not listing.is_file():
+            raise FileNotFoundError(f"{p}: directory has no kernelslist.g")
+        p = listing
+    elif not p.is_file():
+        raise FileNotFoundError(f"{p}: no such trace file")
+    with open(p, "rb") as f:
+        head = f.read(4096)
+    if head.startswith(_ZIP_MAGIC):
+        return _load_native(p)
+    if head.startswith(_XZ_MAGIC) or p.name.endswith((".traceg", ".traceg.xz")):
+        return _load_text([p], [], name=p.name.split(".")[0], source=str(p), allow_missing_ctas=allow_missing_ctas)
+    first = next((ln.strip() for ln in head.decode("utf-8", "replace").splitlines() if ln.strip()), "")
+    if p.suffix == ".g" or first.startswith(("Memcpy", "kernel")):
+        files, memcpys = _read_kernelslist(p)
+        return _load_text(files, memcpys, name=p.resolve().parent.name, source=str(p),
+                          allow_missing_ctas=allow_missing_ctas)
+    return _load_text([p], [], name=p.name.split(".")[0], source=str(p), allow_missing_ctas=allow_missing_ctas)
+
+
+# ---- Accel-Sim text ---------------------------------------------------------------------------
+
+def _read_kernelslist(listing: Path) -> tuple[list[Path], list[tuple[int, int, int]]]:
+    """Kernel files (relative to the list's folder) and (kernel index it precedes, dst, bytes) copies."""
+    files: list[Path] = []
+    memcpys: list[tuple[int, int, int]] = []
+    text = listing.read_bytes().decode("utf-8", "replace")
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        at = f"{listing}:{lineno}"
+        if not line:
+            continue
+        if line.startswith("MemcpyHtoD"):
+            parts = [x.strip() for x in line.split(",")]
+            try:
+                if len(parts) != 3 or not parts[1].lower().startswith("0x"):
+                    raise ValueError
+                dst, nbytes = int(parts[1], 16), int(parts[2], 10)
+                if nbytes < 0 or dst >= 1 << 64:
+                    raise ValueError
+            except ValueError:
+                raise ValueError(f"{at}: expected MemcpyHtoD,0x<destination>,<bytes>, found {line[:80]!r}") from None
+            memcpys.append((len(files), dst, nbytes))
+        elif line.startswith("Memcpy"):
+            continue  # device-to-host copies change nothing the simulator models (Accel-Sim skips them too)
+        elif line.startswith("kernel"):
+            f = listing.parent / line
+            if not f.is_file():
+                raise FileNotFoundError(f"{at}: kernel trace file {line!r} not found (looked for {f})")
+            files.append(f)
+        else:
+            raise ValueError(f"{at}: unknown command {line[:80]!r} (expected MemcpyHtoD,0x<dst>,<bytes> or a "
+                             f"kernel trace file name)")
+    if not files:
+        raise ValueError(f"{listing}: lists no kernel trace file")
+    return files, memcpys
+
+
+def _feed_file(parser, path: Path) -> None:
+    """Stream one kernel file (plain or xz) through the parser in fixed-size chunks."""
+    with open(path, "rb") as raw:
+        compressed = raw.read(len(_XZ_MAGIC)) == _XZ_MAGIC
+    buf = bytearray(CHUNK_BYTES)
+    view = memoryview(buf)
+    try:
+        with (lzma.open(path, "rb") if compressed else open(path, "rb", buffering=0)) as f:
+            while n := f.readinto(buf):
+                parser.feed(view[:n])
+    except (lzma.LZMAError, EOFError) as exc:
+        raise ValueError(f"{path}: corrupt xz data: {exc}") from None
+    finally:
+        view.release()
+
+
+def _load_text(files: list[Path], memcpys, *, name: str, source: str, allow_missing_ctas: bool) -> Trace:
+    from gpucachex import _core
+
+    parser = _core.TraceParser()
+    parsed = []
+    for f in files:
+        parser.begin(str(f), allow_missing_ctas)
+        _feed_file(parser, f)
+        parsed.append((f, parser.finish()))
+    opcodes = parser.opcodes()
+    op_class, space, flags = isa.classify_table(opcodes)
+    kernels = [_kernel_from_parse(i, f, info, op_class, space, flags) for i, (f, info) in enumerate(parsed)]
+    return Trace(kernels, opcodes, list(memcpys), name=name, source=source)
+
+
+def _kernel_from_parse(index: int, path: Path, info: dict, op_class, space, flags) -> Kernel:
+    n = info["n_insts"]
+    cols = info["columns"]
+
+    def col(name, dtype, *trailing):
+        return np.frombuffer(cols[name], dtype=dtype).reshape(n, *trailing)
+
+    opcode = col("opcode", np.uint16)
+    attrs = {"file": path.name}
+    for key in ("tracer_version", "nvbit_version", "lineinfo", "cuda_stream_id", "shmem_base_addr",
+                "local_mem_base_addr"):
+        if info[key] is not None:
+            attrs[key] = info[key]
+    return Kernel(
+        name=info["kernel_name"] if info["kernel_name"] is not None else path.name.split(".")[0],
+        grid=tuple(info["grid"]), block=tuple(info["block"]),
+        cta=col("cta", np.uint32), warp=col("warp", np.uint16), pc=col("pc", np.uint32), opcode=opcode,
+        op_class=op_class[opcode], space=space[opcode], flags=flags[opcode],
+        mask=col("mask", np.uint32), width=col("width", np.uint8),
+        dst=col("dst", np.uint8, MAX_DST), src=col("src", np.uint8, MAX_SRC),
+        addr_offset=col("addr_offset", np.uint64),
+        addresses=np.frombuffer(cols["addresses"], dtype=np.uint64),
+        shmem_bytes=info["shmem"] or 0, nregs=info["nregs"] or 0,
+        kernel_id=info["kernel_id"] if info["kernel_id"] is not None else index + 1,
+        binary_version=info["binary_version"] or 0, attrs=attrs)
+
+
+# ---- native format ----------------------------------------------------------------------------
+#
+# Members: "meta" (uint8 UTF-8 JSON) and one member per column, each the concatenation of that
+# column over all kernels (kernel i owns the next meta.kernels[i].n_insts rows; addresses likewise).
+# Every member is stored uncompressed with its array data 64-byte aligned in the file (a zip
+# "extra" field pads the local header, as zipalign does), so a reader maps the file and wraps the
+# columns in place instead of copying them; numpy.load still reads it as an ordinary .npz.
+
+_NATIVE_COLUMNS = (*INST_COLUMNS, "addresses")
+_ALIGN = 64
+_PAD_EXTRA_ID = 0xD935  # zip extra-field id used for alignment padding (the one zipalign uses)
+_ZIP64_EXTRA = 20       # bytes zipfile adds to a local header written with force_zip64
+
+
+def _column_dtype(name: str) -> tuple[np.dtype, tuple[int, ...]]:
+    return INST_COLUMNS[name] if name in INST_COLUMNS else (np.dtype(np.uint64), ())
+
+
+def _json_default(value):
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def _write_member(zf: zipfile.ZipFile, f, name: str, parts: list[np.ndarray], dtype: np.dtype,
+                  trailing: tuple[int, ...]) -> None:
+    """Write the concatenation of `parts` as member `name`.npy without building it in memory."""
+    rows = sum(int(p.shape[0]) for p in parts)
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": (rows, *trailing)})
+    info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_STORED
+    local_header = 30 + len(info.filename.encode()) + 4 + _ZIP64_EXTRA
+    pad = -(f.tell() + local_header) % _ALIGN  # the .npy header itself is a multiple of 64 bytes
+    info.extra = struct.pack("<HH", _PAD_EXTRA_ID, pad) + bytes(pad)
+    with zf.open(info, "w", force_zip64=True) as w:
+        w.write(header.getvalue())
+        for part in parts:
+            if part.size:
+                w.write(memoryview(np.ascontiguousarray(part, dtype=dtype)).cast("B"))
+
+
+def save_trace(trace: Trace, path: str | os.PathLike) -> None:
+    """Write `trace` to `path` in the native format (exactly that path: no suffix is added). The
+    file is written to a temporary name and renamed, so a reader never sees half a file."""
+    trace.validate()
+    meta = dict(format=NATIVE_FORMAT, version=NATIVE_VERSION, name=trace.name, source=trace.source,
+                opcodes=list(trace.opcodes), memcpys=[[int(b), int(d), int(n)] for b, d, n in trace.memcpys],
+                kernels=[dict(name=k.name, grid=[int(x) for x in k.grid], block=[int(x) for x in k.block],
+                              shmem_bytes=int(k.shmem_bytes), nregs=int(k.nregs), kernel_id=int(k.kernel_id),
+                              binary_version=int(k.binary_version), attrs=k.attrs, n_insts=k.n_insts,
+                              n_addresses=int(k.addresses.shape[0])) for k in trace.kernels])
+    try:
+        meta_bytes = json.dumps(meta, default=_json_default).encode()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"cannot save trace: kernel attrs must be JSON values ({exc})") from None
+    out = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+                _write_member(zf, f, "meta", [np.frombuffer(meta_bytes, dtype=np.uint8)], np.dtype(np.uint8), ())
+                for name in _NATIVE_COLUMNS:
+                    dtype, trailing = _column_dtype(name)
+                    _write_member(zf, f, name, [getattr(k, name) for k in trace.kernels], dtype, trailing)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class _Corrupt(Exception):
+    pass
+
+
+def _map_file(path: Path):
+    """Map the file read-only, its pages populated up front where the OS allows (one system call
+    instead of a page fault per 4 KB)."""
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            raise _Corrupt("empty file")
+        if hasattr(mmap, "MAP_SHARED"):
+            return mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0),
+                             prot=mmap.PROT_READ)
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def _member(mm, infos: dict, name: str, dtype: np.dtype, trailing: tuple[int, ...]) -> np.ndarray:
+    """The array of member `name` as a view of the mapped file (a copy if it is not aligned)."""
+    info = infos.get(f"{name}.npy")
+    if info is None:
+        raise _Corrupt(f"no member {name}.npy")
+    if info.compress_type != zipfile.ZIP_STORED:
+        raise _Corrupt(f"member {name}.npy is compressed")
+    h = info.header_offset
+    if mm[h:h + 4] != _ZIP_MAGIC:
+        raise _Corrupt(f"bad local header for {name}.npy")
+    n_name, n_extra = struct.unpack("<HH", mm[h + 26:h + 30])
+    start = h + 30 + n_name + n_extra
+    end = start + info.file_size
+    if end > len(mm):
+        raise _Corrupt(f"member {name}.npy runs past the end of the file (truncated?)")
+    head = io.BytesIO(mm[start:min(end, start + 65536)])
+    version = np.lib.format.read_magic(head)
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, fortran, got = read_header(head)
+    if got != dtype or fortran or len(shape) != 1 + len(trailing) or tuple(shape[1:]) != trailing:
+        raise _Corrupt(f"member {name}.npy holds {got} {shape}, expected {dtype} (rows, {trailing})")
+    offset = start + head.tell()
+    count = int(np.prod(shape, dtype=np.int64))
+    if offset + count * dtype.itemsize != end:
+        raise _Corrupt(f"member {name}.npy has {end - offset} data bytes for shape {shape}")
+    array = np.frombuffer(mm, dtype=dtype, count=count, offset=offset).reshape(shape)
+    return array if offset % _ALIGN == 0 else array.copy()
+
+
+def _meta_int(km: dict, key: str, low: int = 0, high: int = 1 << 63) -> int:
+    v = km[key]
+    if not isinstance(v, int) or isinstance(v, bool) or not low <= v < high:
+        raise _Corrupt(f"kernel field {key} = {v!r} is out of range")
+    return v
+
+
+def _load_native(path: Path) -> Trace:
+    from gpucachex import _core
+    from gpucachex.trace import OpClass, Space
+
+    def corrupt(why) -> ValueError:
+        return ValueError(f"{path}: corrupt native trace file ({why})")
+
+    try:
+        with zipfile.ZipFile(path) as zf:  # reads the central directory only
+            infos = {info.filename: info for info in zf.infolist()}
+        mm = _map_file(path)
+        meta = json.loads(bytes(_member(mm, infos, "meta", np.dtype(np.uint8), ())).decode())
+        if not isinstance(meta, dict) or meta.get("format") != NATIVE_FORMAT:
+            raise _Corrupt("not a gpucachex native trace")
+        version = meta.get("version")
+        if not isinstance(version, int) or version < 1:
+            raise _Corrupt(f"bad format version {version!r}")
+        if version > NATIVE_VERSION:
+            raise ValueError(f"{path}: native trace format version {version} is newer than this gpucachex "
+                             f"reads (up to {NATIVE_VERSION}); upgrade gpucachex")
+        columns = {name: _member(mm, infos, name, *_column_dtype(name)) for name in _NATIVE_COLUMNS}
+        opcodes = [str(op) for op in meta["opcodes"]]
+        memcpys = [tuple(int(x) for x in m) for m in meta["memcpys"]]
+        kernels, row, addr = [], 0, 0
+        for i, km in enumerate(meta["kernels"]):
+            n, m = _meta_int(km, "n_insts"), _meta_int(km, "n_addresses")
+            grid, block = tuple(km["grid"]), tuple(km["block"])
+            if not all(isinstance(x, int) and not isinstance(x, bool) for x in grid + block):
+                raise _Corrupt(f"kernel {i + 1} has grid {grid} and block {block}")
+            if len(grid) != 3 or len(block) != 3 or min(grid + block) < 1 or max(grid) >= 1 << 32:
+                raise _Corrupt(f"kernel {i + 1} has grid {grid} and block {block}")
+            if block[0] * block[1] * block[2] > 2048:
+                raise _Corrupt(f"kernel {i + 1} has {block[0] * block[1] * block[2]} threads per CTA")
+            cols = {name: columns[name][row:row + n] for name in INST_COLUMNS}
+            k = Kernel(name=str(km["name"]), grid=grid, block=block, **cols,
+                       addresses=columns["addresses"][addr:addr + m],
+                       shmem_bytes=_meta_int(km, "shmem_bytes"), nregs=_meta_int(km, "nregs"),
+                       kernel_id=_meta_int(km, "kernel_id", -(1 << 63)),
+                       binary_version=_meta_int(km, "binary_version"), attrs=dict(km["attrs"]))
+            if k.n_insts != n or k.addresses.shape[0] != m:
+                raise _Corrupt(f"kernel {i + 1} needs rows past the end of the columns")
+            try:
+                _core.check_kernel(k.cta, k.warp, k.opcode, k.op_class, k.space, k.mask, k.width, k.addr_offset,
+                                   m, k.grid_ctas, k.warps_per_cta, len(opcodes), len(OpClass.NAMES),
+                                   len(Space.NAMES))
+            except ValueError as exc:
+                raise ValueError(f"{path}: invalid native trace: kernel {i + 1} {k.name!r}: {exc}") from None
+            kernels.append(k)
+            row, addr = row + n, addr + m
+        if row != columns["cta"].shape[0] or addr != columns["addresses"].shape[0]:
+            raise _Corrupt("the kernels do not cover the columns")
+        for before, dst, nbytes in memcpys:
+            if not 0 <= before <= len(kernels) or nbytes < 0 or dst < 0:
+                raise _Corrupt(f"bad memcpy ({before}, {dst:#x}, {nbytes})")
+        return Trace(kernels, opcodes, memcpys, name=str(meta["name"]), source=str(meta["source"]))
+    except _Corrupt as exc:
+        raise corrupt(exc) from None
+    except (zipfile.BadZipFile, KeyError, TypeError, ValueError, EOFError, OSError, UnicodeDecodeError,
+            OverflowError, struct.error) as exc:
+        if isinstance(exc, ValueError) and str(exc).startswith(str(path)):
+            raise
+        raise corrupt(f"{type(exc).__name__}: {exc}") from None
