@@ -44,7 +44,7 @@ def build(log2n: int = 16):
 
     def batch1(d, m, log2n_left):
         n = 1 << log2n_left
-        with p.kernel("fwtBatch1Kernel", grid=m, block=n // 4, regs=16, dynamic_shared=n * 4) as k:
+        with p.kernel("fwtBatch1Kernel", grid=m, block=n // 4, regs=16) as k:   # extern __shared__ s_data[N]
             s = k.shared("s_data", n)
             tid = k.threadIdx.x
             base = k.blockIdx.x << log2n_left

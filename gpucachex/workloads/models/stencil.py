@@ -31,13 +31,12 @@ def build(nx: int = 128, ny: int = 128, nz: int = 16, iterations: int = 1):
 
     for _ in range(iterations):
         grid = ((nx + 2 * TX - 1) // (2 * TX), (ny + TY - 1) // TY)
-        with p.kernel("block2D_hybrid_coarsen_x", grid=grid, block=(TX, TY), regs=30,
-                      dynamic_shared=2 * TX * TY * 4) as k:
+        with p.kernel("block2D_hybrid_coarsen_x", grid=grid, block=(TX, TY), regs=30) as k:
             tx, ty = k.threadIdx.x, k.threadIdx.y
             i = k.blockIdx.x * 2 * TX + tx
             i2 = i + TX
             j = k.blockIdx.y * TY + ty
-            sh = k.shared("sh_A0", 2 * TX * TY)
+            sh = k.shared("sh_A0", 2 * TX * TY)        # extern __shared__, sh_size = tx*2*ty floats
             sh_id = tx + ty * 2 * TX
             sh_id2 = sh_id + TX
             k.alu(op="S2R", count=4)
