@@ -346,6 +346,10 @@ KNOWN_DIFFERENCES = [
     "(LIB, cfd's 97K-element mesh, b+tree's 1 M keys, NW 2048); repeated launches (cfd's 2000 iterations, "
     "srad's 100, BlackScholes' 512 runs, myocyte's thousands of solver calls) are cut to a few.",
     "myocyte repeats one launch: the real solver's launches differ only in data, not in the access stream.",
+    "Registers per thread (which bound occupancy) are typical nvcc values for these kernels, not measured from "
+    "a compilation; the DSL's register numbers are virtual and only carry dependencies.",
+    "Local memory is interleaved word by word over all threads of the launch; GPGPU-Sim interleaves over the "
+    "threads that can be resident, which gives the same per-warp coalescing but reuses addresses across waves.",
     "BlackScholes models the classic SDK kernel (grid-stride loop over float arrays, <<<480, 128>>>).",
     "histogram's `tiny` size exceeds the ~20 k warp-instruction target (45 k): its merge kernel is fixed at "
     "256 CTAs of 256 threads by the source.",

@@ -491,7 +491,7 @@ class KernelBuilder:
         self._op_mask.append(packed)
         if width:
             self._op_addr[j] = addr
-            self._op_dense[j] = addr.shape[0] == self.n_slots
+            self._op_dense[j] = isinstance(addr, tuple) or addr.shape[0] == self.n_slots
 
     def _lanes(self, x, what: str, *, all_slots: bool = False) -> np.ndarray:
         """Values of `x` (scalar or per-slot array) on the active lanes in lane order, or on every
@@ -531,12 +531,17 @@ class KernelBuilder:
             # word w of thread t sits at base + (w * threads + t) * 4: consecutive threads hit
             # consecutive words, so a warp touching one local variable coalesces.
             gtid = self._lanes(self.global_tid, "thread id", all_slots=dense)
-            return (self._local_base + ((arr.base + idx) * self.n_threads + gtid) * 4).view(np.uint64)
-        a = idx * arr.elem
-        a += arr.base
-        if np.ndim(offset) != 0 or offset:
-            a += self._lanes(offset, f"{what} offset", all_slots=dense)
-        return a.view(np.uint64)
+            base, rel = self._local_base, ((arr.base + idx) * self.n_threads + gtid) * 4
+        else:
+            base, rel = (0, idx * arr.elem + arr.base) if arr.space == Space.SHARED else (arr.base, idx * arr.elem)
+            if np.ndim(offset) != 0 or offset:
+                rel += self._lanes(offset, f"{what} offset", all_slots=dense)
+        if dense and rel.size and 0 <= int(rel.min()) and int(rel.max()) < 1 << 32:
+            # dense ops keep every slot until the kernel is built: 32-bit offsets from the
+            # array's base halve that memory
+            return base, rel.astype(np.uint32)
+        rel += base
+        return rel.view(np.uint64)
 
     def _mem_opcode(self, arr: Array, kind: str, width: int, bypass_l1: bool) -> str:
         sfx = _WIDTH_SUFFIX.get(width)
@@ -728,7 +733,12 @@ class KernelBuilder:
             for w0 in range(0, self.n_warps, step):
                 w1 = min(w0 + step, self.n_warps)
                 block = buf[:, :(w1 - w0) * WARP_SIZE]
-                np.stack([r[w0 * WARP_SIZE:w1 * WARP_SIZE] for r in rows], out=block)
+                s0, s1 = w0 * WARP_SIZE, w1 * WARP_SIZE
+                for i, r in enumerate(rows):
+                    if isinstance(r, tuple):                  # (base, 32-bit offsets)
+                        np.add(r[1][s0:s1], np.uint64(r[0]), out=block[i])
+                    else:
+                        block[i] = r[s0:s1]
                 block = block.reshape(nd, w1 - w0, WARP_SIZE).transpose(1, 0, 2)
                 if full:
                     n = block.size

@@ -62,6 +62,6 @@ MODEL = ModelSpec(
     klass="regular-inter-CTA",
     description="MM: tiled SGEMM, 16x16 CTAs staging A and B tiles in shared memory",
     source="NVIDIA CUDA SDK matrixMul: MatrixMulCUDA<BLOCK_SIZE> (matrixMul.cu)",
-    sizes={"tiny": dict(n=48), "small": dict(n=128), "medium": dict(n=256), "large": dict(n=512)},
+    sizes={"tiny": dict(n=48), "small": dict(n=128), "medium": dict(n=256), "large": dict(n=448)},
     build=build,
 )
