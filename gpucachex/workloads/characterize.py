@@ -266,9 +266,10 @@ def _observations(rows: list[dict]) -> list[str]:
             f"instructions ({r['warp_util']:.1%} over all instructions); Atoofian's Table 1: MYC 4% (L1) and 2% (L2).")
     if "gaussian" in by:
         r = by["gaussian"]
-        say(0.3 <= r["mem_warp_util"] <= 0.8, f"gaussian: {r['mem_warp_util']:.0%} of the lanes active in memory "
-            "instructions; Atoofian's Table 1: GSS 65% (L1) and 37% (L2).",
-            "The model's Fan2 CTAs are 4x4 threads (half a warp at most), as in the Rodinia source.")
+        say(r["mem_warp_util"] >= 0.55, f"gaussian: {r['mem_warp_util']:.0%} of the lanes active in memory "
+            "instructions; Atoofian's Table 1: GSS 65% at the L1 (37% at the L2).",
+            "Rodinia's Fan2 runs 4x4-thread CTAs, so its warps never have more than 16 of 32 lanes, and the paper "
+            "does not give its input size; the model's figure lies between the paper's L2 and L1 ones.")
     if "nw" in by:
         r = by["nw"]
         low = min(rows, key=lambda x: x["req_per_line"])
@@ -304,7 +305,8 @@ def write_table(rows: list[dict], size: str, path: str | Path) -> None:
     ]
     for name in workloads.names():
         m = workloads.spec(name)
-        lines.append(f"| {m.name} | {m.klass} | {m.description} | {m.source} |")
+        cell = [c.replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|") for c in (m.description, m.source)]
+        lines.append(f"| {m.name} | {m.klass} | {cell[0]} | {cell[1]} |")
     lines += [
         "",
         f"## Character at size `{size}`",
