@@ -222,3 +222,14 @@ def test_address_assembly_matches_a_lane_by_lane_reference(seed):
 def test_popcount():
     m = np.array([0, 1, 0xFFFFFFFF, 0x80000001, 0x0F0F0F0F], dtype=np.uint32)
     assert list(popcount(m)) == [0, 1, 32, 2, 16]
+
+
+def test_shared_index_arrays_are_read_only():
+    p = Program("t")
+    with p.kernel("k", grid=2, block=32) as k:
+        tx = k.threadIdx.x
+        with pytest.raises(ValueError, match="read-only"):
+            tx += 1
+        with pytest.raises(ValueError, match="read-only"):
+            k.active[0] = False
+        assert (k.threadIdx.x == np.tile(np.arange(32), 2)).all()

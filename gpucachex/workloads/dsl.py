@@ -181,6 +181,13 @@ class Program:
                      name=self.name, source=self.source).validate()
 
 
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """`a`, read-only: index arrays and masks are shared, so in-place arithmetic on them by a model
+    would corrupt every later instruction; this makes it an error instead."""
+    a.flags.writeable = False
+    return a
+
+
 class _Dim:
     __slots__ = ("x", "y", "z")
 
@@ -224,9 +231,9 @@ class KernelBuilder:
         self._op_regs: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
         self._op_mask: list[np.ndarray] = []
         # Addresses of memory ops: "dense" ops (at least a quarter of the slots active) keep one
-        # address per slot, so building the kernel is a blocked transpose; sparse ops keep only
-        # their active lanes and are scattered into place.
-        self._op_addr: dict[int, np.ndarray] = {}
+        # address per slot, as (base, uint32 offsets) when they fit, so building the kernel is a
+        # blocked transpose; sparse ops keep only their active lanes and are scattered into place.
+        self._op_addr: dict[int, np.ndarray | tuple[int, np.ndarray]] = {}
         self._op_dense: dict[int, bool] = {}
         self._next_pinned = 0
         self._pinned: dict[tuple, Reg] = {}
@@ -243,13 +250,13 @@ class KernelBuilder:
     def _lin_tid(self) -> np.ndarray:
         if "lin" not in self._cache:
             per = self.warps_per_cta * WARP_SIZE
-            self._cache["lin"] = np.tile(np.arange(per, dtype=np.int64), self.n_ctas)
+            self._cache["lin"] = _frozen(np.tile(np.arange(per, dtype=np.int64), self.n_ctas))
         return self._cache["lin"]
 
     def _cta(self) -> np.ndarray:
         if "cta" not in self._cache:
             per = self.warps_per_cta * WARP_SIZE
-            self._cache["cta"] = np.repeat(np.arange(self.n_ctas, dtype=np.int64), per)
+            self._cache["cta"] = _frozen(np.repeat(np.arange(self.n_ctas, dtype=np.int64), per))
         return self._cache["cta"]
 
     def _index(self, key: str) -> np.ndarray:
@@ -267,7 +274,7 @@ class KernelBuilder:
                 v = (src // dims[0]) % dims[1]
             else:
                 v = src // (dims[0] * dims[1])
-            self._cache[key] = np.tile(v, self.n_ctas) if thread else np.repeat(v, per)
+            self._cache[key] = _frozen(np.tile(v, self.n_ctas) if thread else np.repeat(v, per))
         return self._cache[key]
 
     @property
@@ -292,7 +299,7 @@ class KernelBuilder:
     def global_tid(self) -> np.ndarray:
         """cta_id * threads_per_cta + linear_tid: a dense id over the grid's real threads."""
         if "gtid" not in self._cache:
-            self._cache["gtid"] = self._cta() * self.threads_per_cta + self._lin_tid()
+            self._cache["gtid"] = _frozen(self._cta() * self.threads_per_cta + self._lin_tid())
         return self._cache["gtid"]
 
     # ---- masks -------------------------------------------------------------------------------
@@ -303,9 +310,9 @@ class KernelBuilder:
 
     @property
     def active(self) -> np.ndarray:
-        """The current active mask as a bool array over slots."""
+        """The current active mask as a (read-only) bool array over slots."""
         m = self._stack[-1]
-        return np.ones(self.n_slots, dtype=bool) if m is None else m
+        return _frozen(np.ones(self.n_slots, dtype=bool)) if m is None else m
 
     def _bool(self, cond) -> np.ndarray:
         c = np.asarray(cond)
@@ -318,6 +325,8 @@ class KernelBuilder:
         return c
 
     def _push(self, mask: np.ndarray | None) -> None:
+        if mask is not None:
+            mask = _frozen(mask)
         packed = self._pack(mask)
         self._stack.append(mask)
         self._packed_stack.append(packed)
