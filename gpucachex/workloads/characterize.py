@@ -276,6 +276,15 @@ def _observations(rows: list[dict]) -> list[str]:
         say(r["req_per_line"] <= sorted(x["req_per_line"] for x in rows)[len(rows) // 4],
             f"NW: {r['req_per_line']:.1f} requests per line (LoSCache: NW's L2 is used least; its L2 energy "
             f"falls under 1%); lowest in this suite: {low['model']} ({low['req_per_line']:.1f}).")
+    labelled = [r for r in rows if r["class"] == "regular-inter-CTA"]
+    mostly_intra = [r for r in labelled if r["reuse_inter"] < 0.5]
+    if labelled:
+        say(not mostly_intra, "regular-inter-CTA models: inter-CTA share of re-references " + ", ".join(
+            f"{r['model']} {r['reuse_inter']:.0%}" for r in labelled) + ".",
+            "conv3d's and doitgen's kernels re-read most data inside the CTA (overlapping taps; doitgen's "
+            "warp-uniform A loads and the 8 warps of a CTA reading the same C4 row); what they share between "
+            "CTAs is a small set of lines read by all of them (doitgen's C4, conv3d's halo rows and planes), "
+            "which is what ATA-Cache's inter-core locality and LoSCache's MM-like prediction see.")
     high = [n for n in ("btree", "cfd", "doitgen", "conv3d") if n in by]
     low = [n for n in ("hotspot3d", "srad") if n in by]
     if high and low:
