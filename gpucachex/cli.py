@@ -120,6 +120,73 @@ def cmd_trace_convert(args) -> int:
     return 0
 
 
+# ---- workloads ------------------------------------------------------------------------------
+
+def _param_value(text: str):
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return text
+
+
+def cmd_workloads(args) -> int:
+    import time
+
+    from gpucachex import workloads
+
+    if args.name is None:
+        if args.size or args.param:
+            raise CliError("--size and --param need a workload name")
+        rows = [(m, workloads.spec(m).klass, workloads.spec(m).description) for m in workloads.names()]
+        if args.json:
+            print(json.dumps([dict(name=n, cls=c, description=d) for n, c, d in rows], indent=2))
+            return 0
+        w1, w2 = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows)
+        print(f"{'name':<{w1}}  {'class':<{w2}}  description")
+        for n, c, d in rows:
+            print(f"{n:<{w1}}  {c:<{w2}}  {d}")
+        return 0
+    try:
+        info = workloads.info(args.name)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    params = {}
+    for item in args.param or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise CliError(f"--param expects key=value, got {item!r}")
+        params[key] = _param_value(value)
+    if args.size is None:
+        if params:
+            raise CliError("--param needs --size")
+        if args.json:
+            print(json.dumps({k: v for k, v in info.items()}, indent=2, default=str))
+            return 0
+        print(f"{info['name']} ({info['class']}): {info['description']}")
+        print(f"  source: {info['source']}")
+        for size, p in info["sizes"].items():
+            print(f"  {size:<6}  " + ", ".join(f"{k}={v}" for k, v in p.items()))
+        return 0
+    t0 = time.perf_counter()
+    try:
+        trace = workloads.make(args.name, args.size, **params)
+    except (ValueError, TypeError) as exc:
+        raise CliError(str(exc)) from None
+    summary = trace.summary()
+    summary["kernels"] = len(trace.kernels)
+    summary["generation_s"] = round(time.perf_counter() - t0, 3)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        _print_table(summary, f"{args.name} ({args.size}{', ' if params else ''}"
+                              f"{', '.join(f'{k}={v}' for k, v in params.items())})")
+    return 0
+
+
 # ---- parser ---------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -159,6 +226,13 @@ def build_parser() -> argparse.ArgumentParser:
     q = tsub.add_parser("convert", parents=[loading], help="write a trace in the native format (fast to reload)")
     q.add_argument("out", help="native file to write (e.g. trace.npz)")
     q.set_defaults(func=cmd_trace_convert)
+
+    p = sub.add_parser("workloads", help="list the kernel models, or describe or generate one")
+    p.add_argument("name", nargs="?", help="a model: show its source, sizes and parameters")
+    p.add_argument("--size", choices=["tiny", "small", "medium", "large"], help="generate it and print its totals")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE", help="override a model parameter, e.g. n=64")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_workloads)
     return parser
 
 

@@ -1,0 +1,59 @@
+"""What a kernel model declares: its name, class, one-line description, source benchmark, the
+parameters of each size, and the function that builds its Trace."""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable
+
+from gpucachex.trace import Trace
+
+SIZES = ("tiny", "small", "medium", "large")
+
+# Workload classes the experiments group by; the papers' categories.
+CLASSES = {
+    "regular-inter-CTA": "regular indexing; CTAs sharing a row or column re-read the same data (MM, conv3d, doitgen)",
+    "intra-CTA": "data reused only by the CTA (and thread) that touched it first (LIBOR)",
+    "irregular": "data-dependent, pointer-chasing or gather addresses (BFS, b+tree, cfd)",
+    "streaming": "each datum touched once or a few times in order (vector add, FWT, BlackScholes, scan)",
+    "stencil": "neighbourhood reads over a grid (hotspot, HS3D, stencil, srad)",
+    "atomic": "read-modify-write updates (histogram)",
+    "dynamic-programming": "wavefront over a table, few threads per CTA (NW)",
+    "polybench": "PolyBench/GPU linear algebra: one thread per output element, long loops (gemm, bicg, atax, mvt)",
+    "low-utilisation": "divergent kernels that leave most lanes of a warp idle (myocyte, gaussian)",
+}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    klass: str
+    description: str          # one line
+    source: str               # suite, benchmark, kernel(s), file
+    sizes: dict[str, dict]    # size name -> parameters overriding the build defaults
+    build: Callable[..., Trace] = field(repr=False)
+
+    def __post_init__(self) -> None:
+        if self.klass not in CLASSES:
+            raise ValueError(f"model {self.name!r}: unknown class {self.klass!r} (known: {', '.join(CLASSES)})")
+        if set(self.sizes) != set(SIZES):
+            raise ValueError(f"model {self.name!r}: sizes must be exactly {SIZES}, got {tuple(self.sizes)}")
+        known = self.defaults()
+        for size, params in self.sizes.items():
+            unknown = set(params) - set(known)
+            if unknown:
+                raise ValueError(f"model {self.name!r}, size {size!r}: unknown parameters {sorted(unknown)}")
+
+    def defaults(self) -> dict:
+        """The build function's parameters and their default values."""
+        return {name: p.default for name, p in inspect.signature(self.build).parameters.items()}
+
+    def params(self, size: str = "small", **overrides) -> dict:
+        """The parameters a build at `size` with `overrides` uses."""
+        if size not in self.sizes:
+            raise ValueError(f"unknown size {size!r} for {self.name!r} (sizes: {', '.join(SIZES)})")
+        known = self.defaults()
+        unknown = sorted(set(overrides) - set(known))
+        if unknown:
+            raise TypeError(f"{self.name!r} has no parameter {unknown[0]!r} (parameters: {', '.join(known)})")
+        return {**known, **self.sizes[size], **overrides}

@@ -1,0 +1,235 @@
+"""The SIMT tracing DSL: thread numbering, masks and divergence, loops, PCs, registers, memory
+placement, and the vectorised row/address assembly checked against a per-lane reference."""
+import numpy as np
+import pytest
+
+from gpucachex.trace import NO_REG, OpClass, Space
+from gpucachex.workloads.dsl import HEAP_BASE, N_PINNED, PC_STEP, Program, popcount
+
+
+def lanes_of(mask: int) -> list[int]:
+    return [i for i in range(32) if mask >> i & 1]
+
+
+def row_addresses(kern, r: int) -> np.ndarray:
+    start = int(kern.addr_offset[r])
+    return kern.addresses[start:start + int(popcount(kern.mask[r:r + 1])[0])]
+
+
+def test_thread_numbering_and_padding_slots():
+    p = Program("t")
+    out = p.array("out", 1000, "i32")
+    with p.kernel("k", grid=(2, 3), block=(8, 6)) as k:          # 48 threads: warps of 32 and 16
+        assert k.warps_per_cta == 2 and k.n_ctas == 6
+        tx, ty = k.threadIdx.x, k.threadIdx.y
+        bx, by = k.blockIdx.x, k.blockIdx.y
+        cta = bx + 2 * by
+        k.store(out, cta * 48 + ty * 8 + tx)
+    kern = p.trace().kernels[0]
+    stores = kern.width > 0
+    assert list(kern.mask[stores][:2]) == [0xFFFFFFFF, 0x0000FFFF]
+    assert list(kern.cta[stores]) == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
+    # x is fastest: the stored element of lane l of warp w in CTA c is c*48 + 32*w + l
+    expect = np.concatenate([np.arange(c * 48 + 32 * w, c * 48 + min(32 * w + 32, 48))
+                             for c in range(6) for w in range(2)])
+    assert np.array_equal(kern.addresses, (HEAP_BASE + 4 * expect).astype(np.uint64))
+
+
+def test_where_otherwise_emit_complementary_masks_only_where_non_empty():
+    p = Program("t")
+    a = p.array("a", 64)
+    with p.kernel("k", grid=1, block=64) as k:
+        tid = k.threadIdx.x
+        with k.where(tid < 40):                 # warp 0 all, warp 1 lanes 0-7
+            k.load(a, tid)
+        with k.otherwise():                     # warp 1 lanes 8-31 only
+            k.store(a, tid)
+    kern = p.trace().kernels[0]
+    ld = kern.op_class == OpClass.LOAD
+    st = kern.op_class == OpClass.STORE
+    assert list(zip(kern.warp[ld], kern.mask[ld])) == [(0, 0xFFFFFFFF), (1, 0x000000FF)]
+    assert list(zip(kern.warp[st], kern.mask[st])) == [(1, 0xFFFFFF00)]
+    with pytest.raises(RuntimeError, match="otherwise\\(\\) must follow a where\\(\\) block"):
+        with p.kernel("k2", grid=1, block=32) as k:
+            with k.otherwise():
+                pass
+
+
+def test_loop_with_per_thread_trip_counts():
+    p = Program("t")
+    a = p.array("a", 4096)
+    with p.kernel("k", grid=1, block=64) as k:
+        tid = k.threadIdx.x
+        trips = np.where(tid < 32, tid % 4, 0)                   # warp 0: 0..3 iterations; warp 1: none
+        trips[5] = 7
+        for i in k.loop(trips):
+            k.load(a, tid * 8 + i)
+    kern = p.trace().kernels[0]
+    ld = kern.op_class == OpClass.LOAD
+    assert set(kern.warp[ld]) == {0}
+    masks = [int(m) for m in kern.mask[ld]]
+    assert len(masks) == 7
+    for i, m in enumerate(masks):
+        assert lanes_of(m) == [t for t in range(32) if (7 if t == 5 else t % 4) > i]
+    # each iteration ends with the loop's compare and branch, under the iteration's mask
+    bra = kern.op_class == OpClass.BRANCH
+    assert [int(m) for m in kern.mask[bra]] == masks
+
+
+def test_pcs_follow_call_sites_and_unrolling():
+    p = Program("t")
+    a = p.array("a", 64)
+    with p.kernel("k", grid=1, block=32) as k:
+        for _ in k.loop(3):
+            x = k.load(a, k.threadIdx.x); y = k.load(a, 0)            # noqa: E702 - two sites on one line
+            k.alu(x, y)
+        for j in k.unroll(2):
+            k.load(a, j)
+    kern = p.trace().kernels[0]
+    loads = kern.pc[kern.op_class == OpClass.LOAD]
+    assert len(loads) == 8
+    body = loads[:6].reshape(3, 2)
+    assert (body == body[0]).all() and body[0, 0] != body[0, 1]   # same PC every iteration
+    assert len(set(loads[6:]) | set(body[0])) == 4                  # unrolled copies: their own PCs
+    assert all(pc % PC_STEP == 0 for pc in kern.pc)
+
+
+def test_registers_carry_dependencies():
+    p = Program("t")
+    a = p.array("a", 64)
+    with p.kernel("k", grid=1, block=32) as k:
+        v = k.load(a, k.threadIdx.x)
+        w = k.alu(v, op="FADD")
+        k.store(a, k.threadIdx.x, w)
+        acc = k.reg()
+        assert int(acc) < N_PINNED and int(v) >= N_PINNED
+        for _ in k.loop(2):
+            k.alu(acc, w, op="FFMA", dst=acc)
+    kern = p.trace().kernels[0]
+    ld, add, st = np.flatnonzero(kern.op_class == OpClass.LOAD)[0], 1, 2
+    assert kern.dst[ld, 0] != NO_REG and kern.dst[ld, 1] == NO_REG
+    assert kern.dst[ld, 0] in kern.src[add]
+    assert kern.dst[add, 0] in kern.src[st]
+    ffma = kern.opcode == p.opcodes.index("FFMA")
+    assert (kern.dst[ffma, 0] == int(acc)).all() and (kern.src[ffma, 0] == int(acc)).all()
+
+
+def test_memory_placement():
+    p = Program("t")
+    a = p.array("a", 10, "f32")
+    b = p.array("b", 3, "f64", copy_in=False)
+    assert a.base == HEAP_BASE and b.base == HEAP_BASE + 256      # 256-B aligned, allocation order
+    assert p.memcpys == [(0, a.base, 40)]
+    with p.kernel("k", grid=2, block=64) as k:
+        s1 = k.shared("s1", 3, "u8")
+        s2 = k.shared("s2", 4, "f32")
+        assert (s1.base, s2.base) == (0, 4)
+        loc = k.local("L", 5)
+        k.store(s2, k.threadIdx.x % 4)
+        k.load(loc, 2)
+    kern = p.trace().kernels[0]
+    assert kern.shmem_bytes == 128
+    sts = np.flatnonzero(kern.space == Space.SHARED)
+    assert set(np.concatenate([row_addresses(kern, r) for r in sts]).tolist()) == {4, 8, 12, 16}
+    # local word 2 of global thread t sits at base + (2 * threads + t) * 4: a warp covers 128 B
+    ldl = np.flatnonzero(kern.space == Space.LOCAL)
+    base = kern.attrs["local"]["base"]
+    for r in ldl:
+        t0 = (int(kern.cta[r]) * 2 + int(kern.warp[r])) * 32
+        expect = np.uint64(base) + np.uint64(4) * (2 * 128 + t0 + np.arange(32, dtype=np.uint64))
+        assert np.array_equal(row_addresses(kern, r), expect)
+    assert base % (1 << 20) == 0 and base >= b.base + 24
+
+
+def test_out_of_bounds_index_is_an_error():
+    p = Program("t")
+    a = p.array("a", 31)
+    with pytest.raises(IndexError, match="index 31 outside 'a' of 31 elements"):
+        with p.kernel("k", grid=1, block=32) as k:
+            k.load(a, k.threadIdx.x)
+    p = Program("t")
+    a = p.array("a", 31)
+    with p.kernel("k", grid=1, block=32) as k:                    # inactive lanes are not checked
+        with k.where(k.threadIdx.x < 31):
+            k.load(a, k.threadIdx.x)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p.kernel("k", grid=0, block=32), "grid dimensions must be at least 1"),
+    (lambda p: p.kernel("k", grid=1, block=2048), "2048 threads per CTA"),
+    (lambda p: p.array("x", 4, "f33"), "unknown element type 'f33'"),
+    (lambda p: p.array("x", 0), "needs at least one element"),
+])
+def test_bad_arguments_name_the_problem(make, message):
+    with pytest.raises(ValueError, match=message):
+        make(Program("t"))
+
+
+def test_exit_where_retires_threads():
+    p = Program("t")
+    a = p.array("a", 64)
+    with p.kernel("k", grid=1, block=64) as k:
+        k.exit_where(k.threadIdx.x >= 40)
+        k.load(a, k.threadIdx.x)
+        with pytest.raises(RuntimeError, match="only supported at the top level"):
+            with k.where(k.threadIdx.x < 3):
+                k.exit_where(k.threadIdx.x < 1)
+    kern = p.trace().kernels[0]
+    ex = kern.op_class == OpClass.EXIT
+    # early EXIT of warp 1's lanes 8-31, then the final EXIT of everyone left
+    assert sorted(zip(kern.warp[ex].tolist(), kern.mask[ex].tolist())) == [
+        (0, 0xFFFFFFFF), (1, 0x000000FF), (1, 0xFFFFFF00)]
+
+
+def reference_addresses(kern, per_op_addr):
+    """Rebuild the address array lane by lane from each op's full per-slot addresses."""
+    out = []
+    for r in range(kern.n_insts):
+        if kern.width[r] == 0:
+            continue
+        key = int(kern.pc[r])
+        slot0 = (int(kern.cta[r]) * kern.warps_per_cta + int(kern.warp[r])) * 32
+        out.extend(int(per_op_addr[key][slot0 + lane]) for lane in lanes_of(int(kern.mask[r])))
+    return np.array(out, dtype=np.uint64)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_address_assembly_matches_a_lane_by_lane_reference(seed):
+    """Dense ops (full-slot rows, blocked transpose), sparse ops (scatter) and their merge."""
+    rng = np.random.default_rng(seed)
+    p = Program("t")
+    n = 1 << 16
+    arr = p.array("a", n)
+    per_op = {}
+    with p.kernel("k", grid=int(rng.integers(1, 40)), block=int(rng.choice([32, 48, 96, 256]))) as k:
+        slots = k.n_slots
+
+        def op(cond):
+            idx = rng.integers(0, n, size=slots)
+            with k.where(cond):
+                k.load(arr, idx)
+            # the op's PC is known only after it is recorded: the last site registered
+            per_op[max(k._sites.values()) * PC_STEP] = HEAP_BASE + 4 * idx
+
+        for _ in k.unroll(12):                     # unrolled: one PC per op
+            density = rng.choice([1.0, 0.9, 0.5, 0.1, 0.01])
+            op(rng.random(slots) < density)
+            k.alu(op="IADD3")
+    kern = p.trace().kernels[0]
+    assert np.array_equal(kern.addresses, reference_addresses(kern, per_op))
+
+
+def test_popcount():
+    m = np.array([0, 1, 0xFFFFFFFF, 0x80000001, 0x0F0F0F0F], dtype=np.uint32)
+    assert list(popcount(m)) == [0, 1, 32, 2, 16]
+
+
+def test_shared_index_arrays_are_read_only():
+    p = Program("t")
+    with p.kernel("k", grid=2, block=32) as k:
+        tx = k.threadIdx.x
+        with pytest.raises(ValueError, match="read-only"):
+            tx += 1
+        with pytest.raises(ValueError, match="read-only"):
+            k.active[0] = False
+        assert (k.threadIdx.x == np.tile(np.arange(32), 2)).all()

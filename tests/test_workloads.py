@@ -1,0 +1,470 @@
+"""Kernel models: contract tests over the whole registry (a new model is checked automatically),
+then one known-shape test per model derived from its CUDA source, the characterization, and the
+CLI listing."""
+import numpy as np
+import pytest
+
+from gpucachex import workloads
+from gpucachex.cli import main as cli_main
+from gpucachex.trace import OpClass, Space
+from gpucachex.workloads.characterize import characterize
+from gpucachex.workloads.dsl import popcount
+
+NAMES = workloads.names()
+_CACHE: dict = {}
+
+
+def tiny(name, **params):
+    """Tiny traces are built once per test session (they are immutable by convention)."""
+    key = (name, tuple(sorted(params.items())))
+    if key not in _CACHE:
+        _CACHE[key] = workloads.make(name, "tiny", **params)
+    return _CACHE[key]
+
+
+def lanes(k, sel) -> int:
+    return int(popcount(k.mask[sel]).sum())
+
+
+def opcode_is(trace, k, prefix: str) -> np.ndarray:
+    names = np.array([op.startswith(prefix) for op in trace.opcodes])
+    return names[k.opcode]
+
+
+def row_addresses(k, rows) -> np.ndarray:
+    rows = np.atleast_1d(rows)
+    n = popcount(k.mask[rows])
+    idx = np.repeat(k.addr_offset[rows].astype(np.int64) - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
+    return k.addresses[idx]
+
+
+def array_range(k, name):
+    base, nbytes = k.attrs["arrays"][name]
+    return base, base + nbytes
+
+
+def in_array(k, addrs, name) -> np.ndarray:
+    lo, hi = array_range(k, name)
+    return (addrs >= lo) & (addrs < hi)
+
+
+# ---- the registry contract ------------------------------------------------------------------
+
+def test_at_least_twenty_models_covering_every_class():
+    assert len(NAMES) >= 20
+    assert {workloads.spec(n).klass for n in NAMES} == set(workloads.classes())
+    for name in NAMES:
+        info = workloads.info(name)
+        assert info["description"] and "\n" not in info["description"]
+        assert info["source"] and info["class"] in workloads.classes()
+        assert set(info["sizes"]) == {"tiny", "small", "medium", "large"}
+        doc = __import__(workloads.spec(name).build.__module__, fromlist=["x"]).__doc__
+        assert "Source:" in doc, f"{name}: the model's docstring must name its source"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_tiny_trace_obeys_the_representation(name):
+    t = tiny(name)
+    t.validate()
+    s = t.summary()
+    assert t.name == name and t.source == workloads.spec(name).source
+    assert 0 < s["warp_insts"] < (50_000 if name == "histogram" else 20_000)
+    assert s["mem_insts"] > 0
+    for k in t.kernels:
+        # every warp ends with EXIT; memory instructions carry a width, others none (LDC excepted)
+        table = k.warp_table()
+        last = table[:, 2] + table[:, 3] - 1
+        assert (k.op_class[last] == OpClass.EXIT).all()
+        mem = (k.op_class == OpClass.LOAD) | (k.op_class == OpClass.STORE) | (k.op_class == OpClass.ATOMIC)
+        assert (k.width[~mem] == 0).all()
+        assert (k.width[mem & (k.space != Space.CONST)] > 0).all()
+        assert k.shmem_bytes <= 48 * 1024 and 0 < k.nregs <= 63
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_address_is_inside_its_array(name):
+    for k in tiny(name).kernels:
+        ranges = sorted(k.attrs["arrays"].values())
+        if "local" in k.attrs:
+            ranges.append((k.attrs["local"]["base"], k.attrs["local"]["bytes"]))
+            ranges.sort()
+        lo = np.array([b for b, _ in ranges], dtype=np.uint64)
+        hi = np.array([b + n for b, n in ranges], dtype=np.uint64)
+        for space in (Space.GLOBAL, Space.LOCAL, Space.SHARED):
+            rows = np.flatnonzero((k.width > 0) & (k.space == space))
+            if not rows.size:
+                continue
+            a = row_addresses(k, rows)
+            width = np.repeat(k.width[rows].astype(np.uint64), popcount(k.mask[rows]))
+            if space == Space.SHARED:
+                assert int((a + width).max()) <= k.shmem_bytes, f"{name}/{k.name}: shared access past the window"
+                continue
+            i = np.searchsorted(lo, a, side="right") - 1
+            assert (i >= 0).all() and (a + width <= hi[i]).all(), f"{name}/{k.name}: address outside every array"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_deterministic(name):
+    a, b = tiny(name), workloads.make(name, "tiny")
+    assert a.opcodes == b.opcodes and a.memcpys == b.memcpys and len(a.kernels) == len(b.kernels)
+    for ka, kb in zip(a.kernels, b.kernels):
+        for col, va in ka.columns().items():
+            assert np.array_equal(va, getattr(kb, col)), f"{name}/{ka.name}: column {col} differs"
+        assert np.array_equal(ka.addresses, kb.addresses)
+
+
+def test_small_sizes_are_in_range():
+    for name in NAMES:
+        s = workloads.make(name, "small").summary()["warp_insts"]
+        assert 50_000 <= s <= 500_000, f"{name} small: {s:,} warp instructions"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_medium_sizes_are_long_enough(name):
+    s = workloads.make(name, "medium").summary()["warp_insts"]
+    assert 1_000_000 <= s <= 5_000_000, f"{name} medium: {s:,} warp instructions"
+
+
+def test_bad_requests_name_the_problem():
+    with pytest.raises(ValueError, match="unknown workload 'nope'"):
+        workloads.make("nope")
+    with pytest.raises(ValueError, match="unknown size 'huge'"):
+        workloads.make("sgemm", "huge")
+    with pytest.raises(TypeError, match="'sgemm' has no parameter 'm'"):
+        workloads.make("sgemm", "tiny", m=3)
+    with pytest.raises(ValueError, match="multiples of block=16"):
+        workloads.make("sgemm", "tiny", n=40)
+
+
+def test_parameters_override_the_size():
+    t = workloads.make("vectoradd", "tiny", n=1000)
+    assert t.summary()["addresses"] == 3000
+    assert t.kernels[0].attrs["params"]["n"] == 1000
+
+
+# ---- known shapes, one per model ------------------------------------------------------------
+
+def per_warp_counts(t, k, prefix):
+    sel = opcode_is(t, k, prefix)
+    key = k.cta.astype(np.int64) * k.warps_per_cta + k.warp
+    return np.bincount(key[sel], minlength=k.grid_ctas * k.warps_per_cta)
+
+
+def test_sgemm_shape():
+    n = 48
+    t = tiny("sgemm")
+    (k,) = t.kernels
+    assert k.grid == (3, 3, 1) and k.block == (16, 16, 1) and k.warps_per_cta == 8
+    iters = n // 16
+    assert (per_warp_counts(t, k, "LDG") == 2 * iters).all()
+    assert (per_warp_counts(t, k, "STS") == 2 * iters).all()
+    assert (per_warp_counts(t, k, "LDS") == 2 * 16 * iters).all()
+    assert (per_warp_counts(t, k, "BAR") == 2 * iters).all()
+    assert (per_warp_counts(t, k, "STG") == 1).all()
+    assert (per_warp_counts(t, k, "FFMA") == 16 * iters).all()
+    # A[a + wA*ty + tx] for warp 0 (ty = 0, 1) of CTA (0, 0), first tile; CTAs of a grid row share A
+    ldg = np.flatnonzero(opcode_is(t, k, "LDG"))
+    a0 = array_range(k, "d_A")[0]
+    first = row_addresses(k, ldg[0])
+    expect = a0 + 4 * np.array([ty * n + tx for ty in range(2) for tx in range(16)], dtype=np.uint64)
+    assert np.array_equal(first, expect)
+    a_loads = [row_addresses(k, r) for r in ldg if k.warp[r] == 0 and in_array(k, row_addresses(k, r), "d_A").all()]
+    by_cta = {}
+    for r in ldg:
+        if k.warp[r] == 0:
+            by_cta.setdefault(int(k.cta[r]), []).append(row_addresses(k, r))
+    assert all(np.array_equal(x, y) for x, y in zip(by_cta[0][0::2], by_cta[1][0::2]))   # A tiles
+    assert len(a_loads) == 9 * iters
+
+
+def test_conv3d_shape():
+    n = 24
+    t = tiny("conv3d")
+    assert len(t.kernels) == n - 2
+    for i, k in enumerate(t.kernels, start=1):
+        assert k.grid == (1, 3, 1) and k.block == (32, 8, 1)
+        ld = opcode_is(t, k, "LDG")
+        st = opcode_is(t, k, "STG")
+        interior = (n - 2) * (n - 2)
+        assert lanes(k, ld) == 11 * interior and lanes(k, st) == interior
+        b0 = array_range(k, "B_gpu")[0]
+        got = (row_addresses(k, np.flatnonzero(st)) - np.uint64(b0)) // 4
+        expect = {i * n * n + j * n + kk for j in range(1, n - 1) for kk in range(1, n - 1)}
+        assert set(got.tolist()) == expect
+
+
+def test_doitgen_shape():
+    n = 12
+    t = tiny("doitgen")
+    assert [k.name for k in t.kernels] == ["doitgen_kernel1", "doitgen_kernel2"] * n
+    k1 = t.kernels[0]
+    threads = n * n                                   # p < NP and q < NQ
+    assert lanes(k1, opcode_is(t, k1, "LDG")) == 2 * n * threads
+    assert lanes(k1, opcode_is(t, k1, "STG")) == (n + 1) * threads
+    # the A load is warp-uniform (one q per warp): every lane of an instruction hits one address
+    for r in np.flatnonzero(opcode_is(t, k1, "LDG"))[:40]:
+        a = row_addresses(k1, r)
+        if in_array(k1, a, "AGpu").all():
+            assert np.unique(a).size == 1
+
+
+def test_gemm_shape():
+    n = 32
+    t = tiny("gemm")
+    (k,) = t.kernels
+    assert lanes(k, opcode_is(t, k, "LDG")) == (1 + 2 * n) * n * n
+    assert lanes(k, opcode_is(t, k, "STG")) == (1 + n) * n * n
+
+
+def test_bicg_shape():
+    n = 192
+    t = tiny("bicg")
+    k1, k2 = t.kernels
+    assert k1.grid == (1, 1, 1) and k1.block == (256, 1, 1)
+    assert lanes(k1, opcode_is(t, k1, "LDG")) == 2 * n * n
+    # kernel 2 walks a row per lane: every A load of a full warp touches 32 different lines
+    for r in np.flatnonzero(opcode_is(t, k2, "LDG"))[:20]:
+        a = row_addresses(k2, r)
+        if in_array(k2, a, "A_gpu").all() and a.size == 32:
+            assert np.unique(a // 128).size == 32
+
+
+@pytest.mark.parametrize("name", ["atax", "mvt"])
+def test_atax_mvt_repeat_the_work_in_eight_warps(name):
+    t = tiny(name)
+    for k in t.kernels:
+        assert k.block == (32, 8, 1) and k.warps_per_cta == 8
+        mem = np.flatnonzero((k.width > 0) & (k.cta == 0))
+        streams = [row_addresses(k, mem[k.warp[mem] == w]) for w in range(8)]
+        assert all(np.array_equal(streams[0], s) for s in streams[1:])
+    if name == "mvt":
+        k = t.kernels[0]
+        assert (per_warp_counts(t, k, "LDG") == 1 + 2 * 64).all()   # x1[i] once, then a and y_1
+
+
+def test_lib_is_local_memory_and_two_global_stores():
+    t = tiny("lib")
+    npath = 256
+    k2, k1 = t.kernels
+    assert (k2.grid, k2.block) == ((4, 1, 1), (64, 1, 1))
+    for k, stores in ((k2, 1), (k1, 2)):
+        glob = (k.width > 0) & (k.space == Space.GLOBAL)
+        assert (k.op_class[glob] == OpClass.STORE).all() and lanes(k, glob) == stores * npath
+        loc = np.flatnonzero((k.width > 0) & (k.space == Space.LOCAL))
+        assert loc.size > 10 * glob.sum()
+        for r in loc[:50]:                       # a warp's local access is 128 contiguous bytes
+            a = row_addresses(k, r)
+            assert np.array_equal(np.diff(a.astype(np.int64)), np.full(31, 4))
+
+
+def test_bfs_runs_the_real_search():
+    from gpucachex.workloads.models.bfs import rodinia_graph
+    nodes = 1024
+    t = tiny("bfs")
+    starting, degree, edges = rodinia_graph(nodes, np.random.default_rng(0))
+    cost = np.full(nodes, -1)
+    cost[0] = 0
+    frontier = [0]
+    while frontier:
+        nxt = []
+        for u in frontier:
+            for v in edges[starting[u]:starting[u] + degree[u]]:
+                if cost[v] < 0:
+                    cost[v] = cost[u] + 1
+                    nxt.append(v)
+        frontier = nxt
+    levels = cost.max() + 1
+    assert [k.name for k in t.kernels] == ["Kernel", "Kernel2"] * levels     # the last pair finds nothing new
+    # each reached node's adjacency list is read exactly once, over the Kernel launches
+    edge_reads = 0
+    for k in t.kernels[0::2]:
+        rows = np.flatnonzero(k.width > 0)
+        edge_reads += int(in_array(k, row_addresses(k, rows), "d_graph_edges").sum())
+    assert edge_reads == int(degree[cost >= 0].sum())
+
+
+def test_btree_descends_to_the_queried_record():
+    from gpucachex.workloads.models.btree import ORDER, Tree
+    t = tiny("btree")
+    keys, queries = 16384, 16
+    rng = np.random.default_rng(0)
+    tree = Tree(keys, rng)
+    qkeys = np.minimum((rng.random(queries) * keys).astype(np.int64), keys - 1)
+    find_k = t.kernels[0]
+    assert find_k.name == "findK" and find_k.grid == (queries, 1, 1) and find_k.block == (ORDER, 1, 1)
+    rows = np.flatnonzero(find_k.width > 0)
+    a = row_addresses(find_k, rows)
+    cta = np.repeat(find_k.cta[rows], popcount(find_k.mask[rows]))
+    rec = in_array(find_k, a, "recordsD")
+    base = array_range(find_k, "recordsD")[0]
+    assert np.array_equal(cta[rec], np.arange(queries))
+    assert np.array_equal((a[rec] - np.uint64(base)) // 4, qkeys)
+    # every query reads the root node: all CTAs share it
+    root_lo = array_range(find_k, "knodesD")[0]
+    root = (a >= root_lo) & (a < root_lo + 2068)
+    assert set(cta[root].tolist()) == set(range(queries)) and tree.height >= 1
+
+
+def test_cfd_gathers_the_neighbours():
+    from gpucachex.workloads.models.cfd import BLOCK, NNB, generate_mesh
+    nel = 384
+    t = tiny("cfd")
+    assert [k.name for k in t.kernels] == ["cuda_initialize_variables"] * 3 + ["cuda_compute_step_factor"] + \
+        ["cuda_compute_flux", "cuda_time_step"] * 3
+    mesh = generate_mesh(nel, np.random.default_rng(0))
+    flux = t.kernels[4]
+    assert flux.grid == (nel // BLOCK, 1, 1)
+    interior = int((mesh >= 0).sum())
+    assert lanes(flux, opcode_is(t, flux, "LDG")) == nel * (5 + NNB * 4) + 5 * interior
+    assert lanes(flux, opcode_is(t, flux, "STG")) == 5 * nel
+
+
+def test_vectoradd_streams_once():
+    t = tiny("vectoradd", n=1000)
+    (k,) = t.kernels
+    assert k.grid == (4, 1, 1) and k.block == (256, 1, 1)
+    rows = np.flatnonzero(k.width > 0)
+    assert lanes(k, rows) == 3000
+    assert all(np.unique(row_addresses(k, r) // 128).size == 1 for r in rows)
+
+
+def test_fwt_kernel_sequence():
+    t = tiny("fwt", log2n=15)
+    pass_ = ["fwtBatch2Kernel", "fwtBatch2Kernel", "fwtBatch1Kernel"]
+    assert [k.name for k in t.kernels] == pass_ * 2 + ["modulateKernel"] + pass_
+    b1 = t.kernels[2]
+    assert b1.grid == (16, 1, 1) and b1.block == (512, 1, 1) and b1.shmem_bytes == 8192
+    b2 = t.kernels[0]
+    assert b2.grid == (32, 1, 1) and lanes(b2, opcode_is(t, b2, "LDG")) == 4 * 32 * 256
+
+
+def test_blackscholes_options():
+    t = tiny("blackscholes", options=1000, grid=2)
+    (k,) = t.kernels
+    assert lanes(k, opcode_is(t, k, "LDG")) == 3000 and lanes(k, opcode_is(t, k, "STG")) == 2000
+    assert (opcode_is(t, k, "MUFU") & (k.mask != 0)).sum() > 7 * 1000 / 32
+
+
+def test_scan_three_kernels_and_vector_accesses():
+    t = tiny("scan")
+    assert [k.name for k in t.kernels] == ["scanExclusiveShared", "scanExclusiveShared2", "uniformUpdate"]
+    assert [k.grid[0] for k in t.kernels] == [16, 1, 16]
+    k = t.kernels[0]
+    assert set(k.width[opcode_is(t, k, "LDG")].tolist()) == {16}
+
+
+def test_hotspot_writes_every_cell_once():
+    n = 48
+    t = tiny("hotspot")
+    (k,) = t.kernels
+    assert k.grid == (4, 4, 1) and k.block == (16, 16, 1) and k.shmem_bytes == 3 * 1024
+    st = np.flatnonzero(opcode_is(t, k, "STG"))
+    a = row_addresses(k, st)
+    assert a.size == n * n and np.unique(a).size == n * n
+
+
+def test_hotspot3d_loads_per_column():
+    n, nz = 64, 4
+    t = tiny("hotspot3d")
+    (k,) = t.kernels
+    assert k.grid == (1, 16, 1) and k.block == (64, 4, 1)
+    assert lanes(k, opcode_is(t, k, "LDG")) == n * n * (7 + 6 * (nz - 2) + 5)
+    assert lanes(k, opcode_is(t, k, "STG")) == n * n * nz
+
+
+def test_stencil_updates_the_interior_once():
+    nx, ny, nz = 64, 64, 8
+    t = tiny("stencil")
+    (k,) = t.kernels
+    assert k.grid == (1, 16, 1) and k.block == (32, 4, 1)
+    st = row_addresses(k, np.flatnonzero(opcode_is(t, k, "STG")))
+    assert st.size == (nx - 2) * (ny - 2) * (nz - 2) == np.unique(st).size
+    # lane 0's west neighbour comes from global memory, the other lanes' from shared memory
+    lds = opcode_is(t, k, "LDS") & (k.mask != 0)
+    assert lds.sum() > 0
+
+
+def test_srad_kernel_sequence():
+    t = tiny("srad")
+    assert [k.name for k in t.kernels] == ["extract", "prepare", "reduce", "reduce", "srad", "srad2", "compress"]
+    assert [k.grid[0] for k in t.kernels[2:4]] == [6, 1]
+    k = t.kernels[4]
+    assert lanes(k, opcode_is(t, k, "STG")) == 5 * 64 * 48
+    assert lanes(k, opcode_is(t, k, "LDG")) == 9 * 64 * 48
+
+
+def test_histogram_atomics_follow_the_data():
+    t = tiny("histogram")
+    k = t.kernels[0]
+    assert k.grid == (16, 1, 1) and k.block == (192, 1, 1)
+    atom = np.flatnonzero(k.op_class == OpClass.ATOMIC)
+    assert (k.space[atom] == Space.SHARED).all()
+    a = row_addresses(k, atom).astype(np.int64)
+    bins = (a // 4) % 256
+    data = np.random.default_rng(0).integers(0, 256, size=1 << 14, dtype=np.uint8)
+    assert np.array_equal(np.bincount(bins, minlength=256), np.bincount(data, minlength=256))
+
+
+def test_nw_wavefront():
+    n = 64
+    t = tiny("nw")
+    assert [k.name for k in t.kernels] == ["needle_cuda_shared_1"] * 4 + ["needle_cuda_shared_2"] * 3
+    assert [k.grid[0] for k in t.kernels] == [1, 2, 3, 4, 3, 2, 1]
+    assert all(k.block == (16, 1, 1) and (k.mask <= 0xFFFF).all() for k in t.kernels)
+    written = np.concatenate([row_addresses(k, np.flatnonzero(opcode_is(t, k, "STG"))) for k in t.kernels])
+    assert written.size == n * n == np.unique(written).size
+
+
+def test_gaussian_shape_and_utilisation():
+    t = tiny("gaussian")
+    assert [k.name for k in t.kernels] == ["Fan1", "Fan2"] * 15
+    assert all((k.mask <= 0xFFFF).all() for k in t.kernels[1::2])     # 4x4 CTAs: half warps
+    u = characterize(t)["mem_warp_util"]
+    assert 0.1 < u < 0.5
+
+
+def test_myocyte_uses_one_lane_per_cta():
+    t = tiny("myocyte")
+    assert len(t.kernels) == 4 and all(k.grid == (2, 1, 1) and k.block == (32, 1, 1) for k in t.kernels)
+    k = t.kernels[0]
+    assert set(k.mask[k.width > 0].tolist()) == {1}
+    c = characterize(t)
+    assert c["warp_util"] < 0.1 and c["mem_warp_util"] < 0.05
+
+
+# ---- characterization -------------------------------------------------------------------------
+
+def test_characterization_tells_the_locality_classes_apart():
+    mm, lib, bfs, va = (characterize(tiny(n)) for n in ("sgemm", "lib", "bfs", "vectoradd"))
+    assert mm["reuse_inter"] > 0.99 and mm["lines_multi_sm"] > 0.9
+    assert lib["reuse_intra"] > 0.99 and lib["lines_multi_cta"] < 0.01
+    assert bfs["lines_per_warp_lanes"] > 3 * va["lines_per_warp_lanes"] and bfs["warp_util"] < 0.5
+    assert va["req_per_line"] == 1.0 and va["l2_hit"] == 0.0 and va["l1_hit"] == 0.0
+
+
+def test_simulated_metrics_wait_for_the_timing_model():
+    from gpucachex.workloads.characterize import simulated_metrics
+    with pytest.raises(NotImplementedError):
+        simulated_metrics(tiny("vectoradd"))
+
+
+# ---- command line -----------------------------------------------------------------------------
+
+def test_cli_lists_every_model_with_its_class(capsys):
+    assert cli_main(["workloads"]) == 0
+    out = capsys.readouterr().out
+    for name in NAMES:
+        line = next(x for x in out.splitlines() if x.split()[0] == name)
+        assert workloads.spec(name).klass in line and workloads.spec(name).description in line
+
+
+def test_cli_describes_and_generates(capsys):
+    assert cli_main(["workloads", "sgemm"]) == 0
+    assert "MatrixMulCUDA" in capsys.readouterr().out
+    assert cli_main(["workloads", "sgemm", "--size", "tiny", "--param", "n=32", "--json"]) == 0
+    assert '"warp_insts": 4128' in capsys.readouterr().out
+    assert cli_main(["workloads", "nope"]) == 2
+    assert "unknown workload 'nope'" in capsys.readouterr().err
+    assert cli_main(["workloads", "sgemm", "--size", "tiny", "--param", "m=1"]) == 2
+    assert "has no parameter 'm'" in capsys.readouterr().err
