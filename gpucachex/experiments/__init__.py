@@ -1,0 +1,141 @@
+"""The papers' experiments behind `gpucachex reproduce`. Each paper has a module here with
+`NAME`, `TITLE` and `run(ctx) -> None`; the sweeps it runs are TOML specs in the repository's
+`experiments/` folder (`ctx.sweep("loscache_energy")` runs experiments/loscache_energy.toml), and the
+module turns their rows into figures (PNG and PDF) and CSVs through `ctx.figure` and `ctx.table`.
+
+A spec looks like:
+
+    title = "L2 energy of LoSCache and Ideal-Gating, normalized to the baseline L2"
+    preset = "loscache"
+    workloads = ["sgemm", "lib", "bfs"]
+    size = "medium"
+    seeds = [0]
+    [set]                      # fixed overrides of the preset
+    "l1d.allocate" = "miss"
+    [grid]                     # swept keys: the cartesian product
+    "l2.power" = ["none", "loscache", "ideal_gating"]
+    [quick]                    # what --quick changes (any of the above)
+    size = "small"
+    workloads = ["sgemm", "bfs"]
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Explicit list: name -> module (gpucachex.experiments.<module>). `gpucachex reproduce --only` takes names.
+EXPERIMENTS: dict[str, str] = {}
+
+
+def experiments_dir() -> Path:
+    """The folder of sweep specs: $GPUCACHEX_EXPERIMENTS, else the repository's experiments/."""
+    env = os.environ.get("GPUCACHEX_EXPERIMENTS")
+    path = Path(env) if env else Path(__file__).resolve().parents[2] / "experiments"
+    if not path.is_dir():
+        raise FileNotFoundError(f"experiment specs not found at {path} (set GPUCACHEX_EXPERIMENTS)")
+    return path
+
+
+SPEC_KEYS = {"title", "preset", "workloads", "size", "seeds", "set", "grid", "quick", "notes"}
+
+
+def load_spec(name_or_path: str | Path, quick: bool = False) -> dict[str, Any]:
+    """A sweep spec with its [quick] section applied when `quick`; unknown keys are errors."""
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = experiments_dir() / f"{name_or_path}.toml"
+    if not path.is_file():
+        raise FileNotFoundError(f"no sweep spec {path}")
+    with open(path, "rb") as f:
+        try:
+            spec = tomllib.load(f)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+    unknown = set(spec) - SPEC_KEYS
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {sorted(unknown)} (known: {sorted(SPEC_KEYS)})")
+    for required in ("preset", "workloads"):
+        if required not in spec:
+            raise ValueError(f"{path}: missing '{required}'")
+    q = spec.pop("quick", {})
+    if quick:
+        bad = set(q) - SPEC_KEYS
+        if bad:
+            raise ValueError(f"{path}: unknown keys in [quick]: {sorted(bad)}")
+        spec.update(q)
+    spec.setdefault("size", "small")
+    spec.setdefault("seeds", [0])
+    spec.setdefault("set", {})
+    spec.setdefault("grid", {})
+    spec["path"] = str(path)
+    spec["name"] = path.stem
+    return spec
+
+
+def spec_workloads(spec: dict[str, Any]) -> list[str]:
+    """Workload identifiers of a spec: built-in names get the spec's size (``bfs`` -> ``bfs:medium``);
+    paths and names with an explicit size are kept."""
+    out = []
+    for w in spec["workloads"]:
+        out.append(w if (":" in w or "/" in w) else f"{w}:{spec['size']}")
+    return out
+
+
+@dataclass
+class Output:
+    kind: str          # "figure" or "table"
+    name: str
+    paths: list[str]
+    caption: str
+
+
+@dataclass
+class Context:
+    """What an experiment module gets: where to write, quick or full, and how to run sweeps."""
+    out_dir: Path
+    quick: bool = False
+    jobs: int | None = None
+    sweep_options: dict[str, Any] = field(default_factory=dict)  # passed to gpucachex.sweep (store, executor, ...)
+    outputs: list[Output] = field(default_factory=list)
+
+    def spec(self, name: str) -> dict[str, Any]:
+        return load_spec(name, quick=self.quick)
+
+    def sweep(self, name: str, **grid_override):
+        """Run the spec `name` and return its rows (a DataFrame), also written to <out>/<name>.csv."""
+        from gpucachex import presets
+        from gpucachex.sweep import sweep
+
+        spec = self.spec(name)
+        base = presets.get(spec["preset"], **spec["set"])
+        grid = dict(spec["grid"])
+        grid.update(grid_override)
+        frame = sweep(base, grid, spec_workloads(spec), seeds=spec["seeds"], jobs=self.jobs, **self.sweep_options)
+        frame["workload"] = frame["workload"].str.split(":").str[0]
+        self.table(frame, name, spec.get("title", name))
+        return frame
+
+    def figure(self, fig, name: str, caption: str) -> list[str]:
+        from gpucachex.plot import save
+
+        paths = save(fig, self.out_dir / name)
+        self.outputs.append(Output("figure", name, paths, caption))
+        return paths
+
+    def table(self, frame, name: str, caption: str) -> str:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        path = self.out_dir / f"{name}.csv"
+        frame.to_csv(path, index=False)
+        self.outputs.append(Output("table", name, [str(path)], caption))
+        return str(path)
+
+
+def get(name: str):
+    try:
+        return importlib.import_module(f"gpucachex.experiments.{EXPERIMENTS[name]}")
+    except KeyError:
+        raise KeyError(f"unknown experiment {name!r} (known: {', '.join(EXPERIMENTS)})") from None

@@ -1,0 +1,48 @@
+"""The energy model's plumbing: CACTI table lookup, the Table 3 drowsy leakage, and energy computed
+from a Result equal to energy computed from its flat metrics (what sweeps store)."""
+import pytest
+
+from gpucachex import energy, presets, simulate, workloads
+
+
+def test_drowsy_leakage_follows_table3():
+    assert energy.drowsy_leakage_fraction("l1d", 0.4) == pytest.approx(0.08 / 1.081)
+    assert energy.drowsy_leakage_fraction("l2", 0.4) == pytest.approx(0.53 / 6.7)
+    assert energy.drowsy_leakage_fraction("l2", 0.9) == pytest.approx(1.0)
+    assert energy.drowsy_leakage_fraction("l1d", 0.35) == pytest.approx((0.056 + 0.08) / 2 / 1.081)
+    # "Even when Vdd is reduced to 0.4 V, the static power is less than 8% of ... full Vdd."
+    assert energy.drowsy_leakage_fraction("l1d", 0.4) < 0.08 and energy.drowsy_leakage_fraction("l2", 0.4) < 0.08
+    with pytest.raises(ValueError, match="drowsy Vdd must be between 0.2 and 0.9"):
+        energy.drowsy_leakage_fraction("l1d", 0.1)
+
+
+def test_cache_energy_lookup():
+    exact, note = energy.cache_energy("l1d", 16, 4, 45)
+    assert note == "" and exact.read_line_pj == pytest.approx(99.08)
+    near, note = energy.cache_energy("l1d", 64, 64, 45)
+    assert "64 KB 16-way" in note and near.tag_pj == pytest.approx(5.530 * 4)
+    with pytest.raises(ValueError, match="no energy table for l2 at 7 nm"):
+        energy.cache_energy("l2", 128, 16, 7)
+    with pytest.raises(ValueError, match="segment_bytes must be 4, 8, 16 or 32"):
+        energy.EnergyParams(segment_bytes=3)
+
+
+def test_energy_from_metrics_equals_energy_from_result():
+    r = simulate(presets.get("gtx480"), workloads.make("bfs", size="tiny"))
+    again = energy.compute(metrics=r.metrics, config=r.config)
+    for key, value in energy.compute(r).items():
+        assert again[key] == pytest.approx(value)
+    # static energy of an always-on cache: every line leaks for the whole run
+    cfg = r.config
+    e, _ = energy.cache_energy("l2", cfg["l2.size_kb"] / cfg["l2.partitions"], cfg["l2.ways"], 45)
+    expected = (e.data_leak_mw_per_line + e.tag_leak_mw_per_line) * 1e-3 * cfg.l2_lines * r["seconds"]
+    assert r["l2_static_energy_j"] == pytest.approx(expected)
+    assert r["l2_energy_j"] == pytest.approx(r["l2_static_energy_j"] + r["l2_dynamic_energy_j"])
+
+
+def test_energy_parameters_change_energy_without_simulating():
+    r = simulate(presets.get("gtx480"), workloads.make("vectoradd", size="tiny"))
+    at45 = energy.compute(r)
+    at32 = energy.compute(r, energy.EnergyParams(node_nm=32))
+    assert at32["l2_static_energy_j"] < at45["l2_static_energy_j"]
+    assert at32["l1d_dynamic_energy_j"] < at45["l1d_dynamic_energy_j"]

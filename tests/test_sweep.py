@@ -1,0 +1,29 @@
+"""Sweeps: grids expand to one row per run with the swept keys, and normalization divides by the
+matching baseline run."""
+import pytest
+
+from gpucachex import presets
+from gpucachex.sweep import expand_grid, normalize, sweep
+
+
+def test_grid_expansion():
+    assert expand_grid({"a.b": [1, 2], "c.d": ["x", "y", "z"]}) == [
+        {"a.b": 1, "c.d": "x"}, {"a.b": 1, "c.d": "y"}, {"a.b": 1, "c.d": "z"},
+        {"a.b": 2, "c.d": "x"}, {"a.b": 2, "c.d": "y"}, {"a.b": 2, "c.d": "z"}]
+    assert expand_grid([{"a.b": 1}, {"a.b": 3}]) == [{"a.b": 1}, {"a.b": 3}]
+    with pytest.raises(TypeError, match="must be a list of values"):
+        expand_grid({"a.b": "abc"})
+
+
+def test_sweep_rows_and_normalization():
+    df = sweep(presets.get("gtx480"), {"l1d.ways": [2, 4]}, ["vectoradd:tiny", "bfs:tiny"], jobs=2)
+    assert len(df) == 4 and set(df["l1d.ways"]) == {2, 4}
+    assert df["run_key"].is_unique
+    n = normalize(df, "cycles", {"l1d.ways": 4})
+    assert (n[n["l1d.ways"] == 4]["cycles_norm"] == 1.0).all()
+    assert n[n["l1d.ways"] == 2]["cycles_norm"].notna().all()
+
+
+def test_bad_grid_fails_before_running():
+    with pytest.raises(ValueError, match="l1d.ways must be between 1 and 64"):
+        sweep(presets.get("gtx480"), {"l1d.ways": [4, 128]}, ["bfs:tiny"])
