@@ -109,11 +109,12 @@ def normalize(frame, metrics: str | Sequence[str], baseline: Mapping[str, Any], 
         if col not in frame.columns:
             raise KeyError(f"baseline key {k!r} is not a column of the sweep")
         base_mask &= frame[col] == v
-    ref = frame[base_mask].set_index(list(by))[metrics]
-    if ref.index.has_duplicates:
+    ref = frame.loc[base_mask, list(by) + metrics]
+    if ref.duplicated(subset=list(by)).any():
         raise ValueError(f"baseline {dict(baseline)} matches several runs per {list(by)}; add keys to it")
+    ref = ref.rename(columns={m: f"{m}__base" for m in metrics})
     out = frame.copy()
-    joined = out.join(ref, on=list(by), rsuffix="__base")
+    joined = out[list(by)].merge(ref, on=list(by), how="left")  # keeps the rows' order
     for m in metrics:
-        out[f"{m}_norm"] = joined[m] / joined[f"{m}__base"]
+        out[f"{m}_norm"] = out[m].to_numpy() / joined[f"{m}__base"].to_numpy()
     return out
