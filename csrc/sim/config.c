@@ -124,14 +124,30 @@ const gcx_key *gcx_config_find(const char *name)
     return NULL;
 }
 
-/* The i-th technique parameter in registry order, and its owner. */
+/* Techniques may share a parameter (drowsy.window applies to the L1D and the L2 variants of the
+ * drowsy technique): a name is one configuration key, its value stored once, at the place of its
+ * first declaration in registry order. Later declarations of the name are the same key. */
+static int declared_earlier(const gcx_technique *const *t, int p)
+{
+    const char *name = (*t)->params[p].name;
+    for (const gcx_technique *const *u = gcx_techniques; u <= t; u++)
+        for (int q = 0; q < (u == t ? p : (*u)->n_params); q++)
+            if (strcmp((*u)->params[q].name, name) == 0)
+                return 1;
+    return 0;
+}
+
+/* The i-th distinct technique parameter in registry order. */
 static const gcx_param_spec *param_at(size_t i)
 {
     size_t k = 0;
     for (const gcx_technique *const *t = gcx_techniques; *t; t++)
-        for (int p = 0; p < (*t)->n_params; p++, k++)
-            if (k == i)
+        for (int p = 0; p < (*t)->n_params; p++) {
+            if (declared_earlier(t, p))
+                continue;
+            if (k++ == i)
                 return &(*t)->params[p];
+        }
     return NULL;
 }
 
@@ -139,9 +155,13 @@ static int param_index(const char *name)
 {
     size_t k = 0;
     for (const gcx_technique *const *t = gcx_techniques; *t; t++)
-        for (int p = 0; p < (*t)->n_params; p++, k++)
+        for (int p = 0; p < (*t)->n_params; p++) {
+            if (declared_earlier(t, p))
+                continue;
             if (strcmp((*t)->params[p].name, name) == 0)
                 return (int)k;
+            k++;
+        }
     return -1;
 }
 
@@ -349,5 +369,18 @@ int gcx_config_check(const gcx_gpu_config *c, gcx_error *err)
                         (long long)c->dram_row_bytes, (long long)c->l2_line_bytes);
     if (c->max_warps_per_sm < 1 || c->max_threads_per_sm < 32)
         return gcx_fail(err, GCX_ERR_VALUE, "an SM must hold at least one warp");
+    /* The chosen techniques check their parameters against each other. */
+    int64_t chosen[GCX_N_TECH_KINDS] = {c->l1d_admission, c->l1d_power, c->l2_power, c->l1d_sharing};
+    for (int kind = 0; kind < GCX_N_TECH_KINDS; kind++) {
+        const gcx_technique *t = gcx_techniques[chosen[kind]];
+        if (!t->check)
+            continue;
+        double params[16];
+        for (int p = 0; p < t->n_params && p < 16; p++)
+            params[p] = gcx_config_param(c, t->params[p].name);
+        int rc = t->check(params, err);
+        if (rc)
+            return rc;
+    }
     return GCX_OK;
 }

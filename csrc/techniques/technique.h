@@ -43,6 +43,9 @@ typedef struct gcx_technique {
     const gcx_param_spec *params; /* full dotted names, e.g. "l2.loscache.table_entries" */
     int n_params;
 
+    /* Check the parameters against each other (each one's range is checked by the configuration
+     * layer); called when a configuration that selects the technique is validated. */
+    int (*check)(const double *params, gcx_error *err);
     int (*init)(gcx_tech *t, gcx_error *err); /* allocate t->state */
     void (*release)(gcx_tech *t);             /* free t->state */
 
@@ -64,6 +67,10 @@ typedef struct gcx_technique {
     void (*l1_outcome)(gcx_tech *t, uint32_t sm, int fail, uint64_t count, uint64_t now);
 
     /* ---- line power states (kinds l1d.power and l2.power), per cache instance ---- */
+    /* Before the cache looks up `set` (a request, or a fill choosing its line): a technique whose
+     * line states change with time alone (cache decay) applies the changes due by `now` to the
+     * set's lines, so the lookup and the victim choice see them. */
+    void (*set_lookup)(gcx_tech *t, gcx_tcache *c, uint32_t set, uint64_t now);
     /* Before a request uses a present line whose data is powered (ON or DROWSY); returns the
      * extra cycles the access waits (wake-up latency). */
     uint32_t (*line_access)(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now);
