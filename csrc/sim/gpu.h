@@ -119,13 +119,16 @@ void gcx_q_insert_sorted(gcx_queue *q, gcx_req *r, uint64_t t_ready);
     X(evictions, "valid lines replaced")                                                           \
     X(invalidations, "lines dropped by write-evict, flushes or power-off")                          \
     X(writebacks, "dirty lines written to the next level")                                         \
-    X(wakeups, "accesses that woke a drowsy line")                                                 \
+    X(wakeups, "drowsy lines raised to full Vdd (by an access or a fill)")                         \
     X(off_hits, "requests that matched the kept tag of a powered-off line")                        \
     X(bypasses, "misses served without allocating a line")                                         \
     X(words_touched, "4-byte words touched by data-array accesses (divided word line at 4 B)")     \
     X(segments8, "8-byte segments touched by data-array accesses")                                 \
     X(segments16, "16-byte segments touched by data-array accesses")                               \
     X(segments32, "32-byte segments touched by data-array accesses")                               \
+    X(write_words_touched, "4-byte words touched by data-array writes (stores)")                   \
+    X(write_segments8, "8-byte segments touched by data-array writes")                             \
+    X(write_segments16, "16-byte segments touched by data-array writes")                           \
     X(data_accesses, "data-array accesses by requests (reads and writes)")                         \
     X(lanes_sum, "active lanes summed over accesses (block utilisation numerator)")                \
     X(interval_sum, "cycles between consecutive accesses to a line, summed")                       \
@@ -391,6 +394,12 @@ void gcx_tcache_note_new_data(gcx_tcache *tc, uint32_t line, uint64_t now);
 void gcx_tcache_note_drop(gcx_tcache *tc, uint32_t line, uint64_t now);
 void gcx_tcache_finish(gcx_tcache *tc, uint64_t now);
 uint32_t gcx_sector_mask_of_words(uint64_t words, uint32_t line_bytes, uint32_t sector_bytes);
+/* Before a lookup of `set`: the power technique applies line-state changes due by `now`. */
+static inline void gcx_tcache_before_lookup(gcx_tcache *tc, uint32_t set, uint64_t now)
+{
+    if (tc->power && tc->power->ops && tc->power->ops->set_lookup)
+        tc->power->ops->set_lookup(tc->power, tc, set, now);
+}
 
 /* 32-byte sector masks <-> a cache's own sectors */
 static inline uint8_t gcx_to_cache_sectors(uint8_t s32, const gcx_cache *c)
@@ -459,6 +468,9 @@ int gcx_l1_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now);
 void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now);
 /* Write back dirty lines and drop every line (switching an L1D off). */
 void gcx_l1_flush(gcx_gpu *g, gcx_sm *sm, uint64_t now);
+/* Power one line off: its data is dropped (written back first if dirty), its tag invalidated, and
+ * it is OFF from `now` (cache decay). A line being fetched is left alone. */
+void gcx_l1_power_off(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now);
 int gcx_l1_init(gcx_gpu *g, gcx_sm *sm, gcx_error *err);
 void gcx_l1_free(gcx_l1 *l1);
 

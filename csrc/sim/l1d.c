@@ -162,6 +162,7 @@ static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     gcx_tech *pw = tc->power;
     uint64_t la = r->addr >> c->line_shift;
     uint32_t set = gcx_cache_set_of(c, la);
+    gcx_tcache_before_lookup(tc, set, now);
     int way = gcx_cache_find(c, set, la);
     uint8_t need = gcx_to_cache_sectors(r->sectors, c);
     uint32_t line = way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
@@ -237,6 +238,7 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     gcx_tech *pw = tc->power;
     uint64_t la = r->addr >> c->line_shift;
     uint32_t set = gcx_cache_set_of(c, la);
+    gcx_tcache_before_lookup(tc, set, now);
     int way = gcx_cache_find(c, set, la);
     uint8_t need = gcx_to_cache_sectors(r->sectors, c);
     uint32_t line = way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
@@ -334,6 +336,7 @@ static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     gcx_cache *c = &tc->c;
     uint64_t la = r->addr >> c->line_shift;
     uint32_t set = gcx_cache_set_of(c, la);
+    gcx_tcache_before_lookup(tc, set, now);
     int way = gcx_cache_find(c, set, la);
     uint32_t line = way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
     int present = way >= 0 && c->meta[line].valid && !c->meta[line].reserved;
@@ -427,6 +430,7 @@ void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
             /* Allocate on fill: the line is found or chosen now. */
             uint64_t la = e->addr;
             uint32_t set = gcx_cache_set_of(c, la);
+            gcx_tcache_before_lookup(tc, set, now);
             int way = gcx_cache_find(c, set, la);
             if (way < 0) {
                 way = gcx_cache_pick_victim(c, set); /* no line is ever reserved in this mode */
@@ -483,6 +487,17 @@ void gcx_l1_flush(gcx_gpu *g, gcx_sm *sm, uint64_t now)
             tc->s.invalidations++;
         drop_line(g, sm, line, now, 1);
     }
+}
+
+void gcx_l1_power_off(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now)
+{
+    gcx_tcache *tc = &sm->l1.tc;
+    if (tc->c.tag[line] == GCX_TAG_NONE || tc->c.meta[line].reserved)
+        return;
+    if (tc->c.meta[line].valid)
+        tc->s.invalidations++;
+    drop_line(g, sm, line, now, 1);
+    gcx_tcache_set_state(tc, line, GCX_LINE_OFF, now);
 }
 
 int gcx_l1_cycle(gcx_gpu *g, gcx_sm *sm)

@@ -203,6 +203,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
     const gcx_gpu_config *cfg = &g->cfg;
     uint64_t la = r->addr >> c->line_shift;
     uint32_t set = set_of(g, c, r->addr);
+    gcx_tcache_before_lookup(tc, set, now);
     int way = gcx_cache_find(c, set, la);
     uint32_t line = way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
     uint32_t ch = channel_of(g, p);
@@ -476,6 +477,7 @@ void gcx_l2_prefill(gcx_gpu *g, uint64_t addr, uint64_t bytes)
         gcx_tcache *tc = &g->l2[p].tc;
         gcx_cache *c = &tc->c;
         uint32_t set = set_of(g, c, a);
+        gcx_tcache_before_lookup(tc, set, g->now);
         if (gcx_cache_find(c, set, la) >= 0)
             continue;
         int v = gcx_cache_pick_victim(c, set);
