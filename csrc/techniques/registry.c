@@ -7,6 +7,8 @@
 
 extern const gcx_technique gcx_tech_admission_always, gcx_tech_admission_off;
 extern const gcx_technique gcx_tech_l1d_power_none, gcx_tech_l2_power_none;
+extern const gcx_technique gcx_tech_l1d_power_drowsy, gcx_tech_l2_power_drowsy;
+extern const gcx_technique gcx_tech_l1d_power_decay, gcx_tech_l2_power_decay;
 extern const gcx_technique gcx_tech_sharing_private;
 
 const gcx_technique *const gcx_techniques[] = {
@@ -15,8 +17,12 @@ const gcx_technique *const gcx_techniques[] = {
     &gcx_tech_admission_off,
     /* l1d.power */
     &gcx_tech_l1d_power_none,
+    &gcx_tech_l1d_power_drowsy,
+    &gcx_tech_l1d_power_decay,
     /* l2.power */
     &gcx_tech_l2_power_none,
+    &gcx_tech_l2_power_drowsy,
+    &gcx_tech_l2_power_decay,
     /* l1d.sharing */
     &gcx_tech_sharing_private,
     NULL,

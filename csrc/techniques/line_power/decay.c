@@ -1,0 +1,190 @@
+/* Cache decay (Kaxiras, Hu, Martonosi, ISCA 2001) for the L1Ds and the L2: a line not accessed for
+ * decay.interval cycles is switched off (gated Vdd) and its data lost; dirty data is written back.
+ *
+ * Semantics: every line starts OFF and a fill powers it ON; an access or a fill restarts the line's
+ * idle count; a line idle for decay.interval cycles is OFF from that cycle on, its tag invalidated,
+ * so a later access misses; an evicted line is OFF until its next fill. Lazy: before the cache looks
+ * up a set, the set's lines whose decay cycle has passed are switched off (the OFF residency starts
+ * at the decay cycle; the writeback of a dirty line leaves at the lookup, when the model next
+ * touches the set, which changes no hit or miss). At the end of the run lines past their decay
+ * cycle are OFF from it. This is the reference the drowsy technique is compared against: it saves
+ * more leakage per idle line but pays misses for data it threw away. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sim/gpu.h"
+
+enum { P_INTERVAL, N_PARAMS };
+
+static const gcx_param_spec decay_params[N_PARAMS] = {
+    [P_INTERVAL] = {"decay.interval", "idle cycles after which a line is switched off and its data lost", 8192, 1,
+                    1e12, 1},
+};
+
+typedef struct decay_state {
+    uint32_t lines, n_caches;
+    uint64_t interval;
+    uint64_t *touched; /* [cache * lines + line] cycle of the last access or fill */
+    uint8_t *live;     /* the line holds data that can decay */
+    uint64_t decays, decays_dirty;
+} decay_state;
+
+static gcx_tcache *cache_of(gcx_tech *t, uint32_t i)
+{
+    gcx_gpu *g = t->gpu;
+    return t->ops->kind == GCX_TECH_L1D_POWER ? &g->sms[i].l1.tc : &g->l2[i].tc;
+}
+
+static int decay_init(gcx_tech *t, gcx_error *err)
+{
+    gcx_gpu *g = t->gpu;
+    decay_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for the decay technique");
+    t->state = st;
+    st->n_caches = (uint32_t)(t->ops->kind == GCX_TECH_L1D_POWER ? g->cfg.sms : g->cfg.l2_partitions);
+    st->lines = cache_of(t, 0)->c.n_lines;
+    st->interval = (uint64_t)t->params[P_INTERVAL];
+    size_t n = (size_t)st->n_caches * st->lines;
+    st->touched = calloc(n, sizeof *st->touched);
+    st->live = calloc(n, 1);
+    if (!st->touched || !st->live)
+        return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for the decay state of %zu lines", n);
+    for (uint32_t c = 0; c < st->n_caches; c++) {
+        gcx_tcache *tc = cache_of(t, c);
+        for (uint32_t line = 0; line < st->lines; line++)
+            gcx_tcache_set_state(tc, line, GCX_LINE_OFF, 0);
+    }
+    return GCX_OK;
+}
+
+static void decay_release(gcx_tech *t)
+{
+    decay_state *st = t->state;
+    if (!st)
+        return;
+    free(st->touched);
+    free(st->live);
+    free(st);
+    t->state = NULL;
+}
+
+/* Data placed before the kernel by a prefill (L2 MemcpyHtoD) is live from the kernel's start. */
+static void decay_kernel_start(gcx_tech *t, uint32_t kernel, uint64_t now)
+{
+    decay_state *st = t->state;
+    for (uint32_t c = 0; c < st->n_caches; c++) {
+        gcx_tcache *tc = cache_of(t, c);
+        for (uint32_t line = 0; line < st->lines; line++) {
+            size_t i = (size_t)c * st->lines + line;
+            if (!st->live[i] && tc->c.meta[line].valid && !tc->c.meta[line].reserved) {
+                gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
+                st->live[i] = 1;
+                st->touched[i] = now;
+            }
+        }
+    }
+}
+
+static void decay_set_lookup(gcx_tech *t, gcx_tcache *tc, uint32_t set, uint64_t now)
+{
+    decay_state *st = t->state;
+    uint32_t ways = tc->c.cfg.ways;
+    for (uint32_t line = set * ways; line < (set + 1) * ways; line++) {
+        size_t i = (size_t)tc->id * st->lines + line;
+        if (st->live[i] && tc->c.tag[line] == GCX_TAG_NONE)
+            st->live[i] = 0; /* replaced without an eviction hook (a prefill) */
+        if (!st->live[i] || tc->c.meta[line].reserved || st->touched[i] + st->interval > now)
+            continue;
+        st->decays++;
+        st->decays_dirty += tc->c.meta[line].dirty != 0;
+        gcx_tcache_set_state(tc, line, GCX_LINE_OFF, st->touched[i] + st->interval);
+        if (t->ops->kind == GCX_TECH_L1D_POWER)
+            gcx_l1_power_off(t->gpu, &t->gpu->sms[tc->id], line, now);
+        else
+            gcx_l2_power_off(t->gpu, tc, line, now, 0);
+        st->live[i] = 0;
+    }
+}
+
+static uint32_t decay_line_access(gcx_tech *t, gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now)
+{
+    decay_state *st = t->state;
+    size_t i = (size_t)tc->id * st->lines + line;
+    if (tc->c.meta[line].state != GCX_LINE_ON) /* data placed without a fill (prefill) */
+        gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
+    st->live[i] = 1;
+    st->touched[i] = now;
+    return 0;
+}
+
+static void decay_line_fill(gcx_tech *t, gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now)
+{
+    decay_state *st = t->state;
+    size_t i = (size_t)tc->id * st->lines + line;
+    st->live[i] = 1;
+    st->touched[i] = now;
+}
+
+static void decay_line_evict(gcx_tech *t, gcx_tcache *tc, uint32_t line, uint64_t now)
+{
+    decay_state *st = t->state;
+    st->live[(size_t)tc->id * st->lines + line] = 0;
+    gcx_tcache_set_state(tc, line, GCX_LINE_OFF, now);
+}
+
+static void decay_cache_finish(gcx_tech *t, gcx_tcache *tc, uint64_t now)
+{
+    decay_state *st = t->state;
+    for (uint32_t line = 0; line < st->lines; line++) {
+        size_t i = (size_t)tc->id * st->lines + line;
+        if (st->live[i] && st->touched[i] + st->interval <= now && tc->c.meta[line].state == GCX_LINE_ON) {
+            gcx_tcache_set_state(tc, line, GCX_LINE_OFF, st->touched[i] + st->interval);
+            st->decays++;
+        }
+    }
+}
+
+static void decay_report(gcx_tech *t, gcx_stat_sink *sink)
+{
+    decay_state *st = t->state;
+    const char *level = t->ops->kind == GCX_TECH_L1D_POWER ? "l1d" : "l2";
+    char name[64];
+    snprintf(name, sizeof name, "%s_decay_lines", level);
+    sink->put(sink, name, (double)st->decays);
+    snprintf(name, sizeof name, "%s_decay_dirty_lines", level);
+    sink->put(sink, name, (double)st->decays_dirty);
+}
+
+const gcx_technique gcx_tech_l1d_power_decay = {
+    .name = "decay",
+    .doc = "cache decay: an L1D line idle for decay.interval cycles is switched off, its data lost (Kaxiras et al.)",
+    .kind = GCX_TECH_L1D_POWER,
+    .params = decay_params,
+    .n_params = N_PARAMS,
+    .init = decay_init,
+    .release = decay_release,
+    .set_lookup = decay_set_lookup,
+    .line_access = decay_line_access,
+    .line_fill = decay_line_fill,
+    .line_evict = decay_line_evict,
+    .cache_finish = decay_cache_finish,
+    .report = decay_report,
+};
+
+const gcx_technique gcx_tech_l2_power_decay = {
+    .name = "decay",
+    .doc = "cache decay: an L2 line idle for decay.interval cycles is switched off, its data lost (Kaxiras et al.)",
+    .kind = GCX_TECH_L2_POWER,
+    .params = decay_params,
+    .n_params = N_PARAMS,
+    .init = decay_init,
+    .release = decay_release,
+    .kernel_start = decay_kernel_start,
+    .set_lookup = decay_set_lookup,
+    .line_access = decay_line_access,
+    .line_fill = decay_line_fill,
+    .line_evict = decay_line_evict,
+    .cache_finish = decay_cache_finish,
+    .report = decay_report,
+};
