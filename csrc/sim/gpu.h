@@ -131,6 +131,7 @@ void gcx_q_insert_sorted(gcx_queue *q, gcx_req *r, uint64_t t_ready);
     X(write_segments16, "16-byte segments touched by data-array writes")                           \
     X(data_accesses, "data-array accesses by requests (reads and writes)")                         \
     X(lanes_sum, "active lanes summed over accesses (block utilisation numerator)")                \
+    X(write_lanes_sum, "active lanes summed over data-array writes")                               \
     X(interval_sum, "cycles between consecutive accesses to a line, summed")                       \
     X(interval_count, "consecutive-access pairs measured")                                         \
     X(fail_line_alloc, "reservation fails: no line could be allocated")                            \

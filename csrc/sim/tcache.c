@@ -113,6 +113,7 @@ void gcx_tcache_note_access(gcx_tcache *tc, uint32_t line, const gcx_req *r, uin
         s->write_words_touched += (uint64_t)gcx_popcount64(words);
         s->write_segments8 += popcount_folded(words, 2);
         s->write_segments16 += popcount_folded(words, 4);
+        s->write_lanes_sum += r->lanes;
     } else {
         s->data_reads++;
         s->read_sectors += sectors;
