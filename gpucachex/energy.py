@@ -1,12 +1,20 @@
 """Energy of a run, computed from the core's counters and line residencies after the simulation, so
-every energy parameter can be swept without simulating again.
+every energy parameter can be swept without simulating again (`compute(metrics=row, config=...)`,
+`recompute(frame, params, ...)`).
 
-Per cache (each SM's L1D, each L2 partition):
-- dynamic: tag lookups; data-array reads and writes by requests (a whole line per access, or the
-  sectors accessed in a sectored cache, or with a divided word line only the segments the request's
-  byte mask touches); fills; wake-ups of drowsy lines; the structures of the active techniques;
-- static: every line's data array leaks according to the cycles it spent ON, DROWSY (scaled by the
-  drowsy voltage, Atoofian and Manzak's Table 3) and OFF (gated-Vdd residual); tags always leak.
+Per cache level (every SM's L1D, every L2 partition), in these units:
+- dynamic, per event: a tag lookup (`tag_pj`, every lookup, rejected attempts included); a data-array
+  read or write per 32 B (`read_line_pj / (line/32)`, `write_line_pj / (line/32)`): a request reads or
+  writes the whole line in an unsectored cache, its 32 B sectors in a sectored one, and with a divided
+  word line (`l1d.dwl`, `l2.dwl`) only the `segment_bytes` segments its byte mask touches (for the L2,
+  the byte mask of the L1 request it serves, as in Atoofian and Manzak), so the data-array energy
+  scales exactly with the touched segments; a fill per 32 B written (never divided: the fill brings
+  the whole line or sector); a wake-up of a drowsy line; the structures of the active techniques
+  (`OVERHEADS`);
+- static: each line's data array leaks `data_leak_mw_per_line` while ON, that times the Table 3
+  fraction for the drowsy Vdd while DROWSY, and `off_leakage_fraction` of it while OFF (gated Vdd);
+  tags (`tag_leak_mw_per_line`) never sleep.
+Every result key is in joules (`*_energy_j`) or average watts over the run (`*_power_w`).
 
 Default per-cache numbers come from CACTI 7.0 (HewlettPackard/cacti, cache.cfg defaults with
 itrs-hp cells and peripherals, 360 K, sequential access: tags first, then the hit way's data, a
@@ -21,22 +29,39 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 WARP_SIZE = 32
+NOMINAL_VDD = 0.9
+LINE_CAPACITANCE_PF = 1.0  # supply rail of one 128 B line (1024 cells, about 1 fF each)
 
 
 @dataclass(frozen=True)
 class CacheEnergy:
-    """Energy parameters of one cache instance with 128 B lines."""
+    """Energy parameters of one cache instance with 128 B lines (CACTI gives them per line: the
+    per-32 B and per-segment energies are these divided by the line's 32 B units)."""
     tag_pj: float                  # one tag lookup (every way of a set compared)
     read_line_pj: float            # reading a whole line from the data array
     write_line_pj: float           # writing a whole line (stores, fills)
     data_leak_mw_per_line: float   # data-array leakage of one ON line
     tag_leak_mw_per_line: float    # tag leakage per line (tags never sleep)
-    wakeup_pj_per_line: float = 0.5  # restoring a drowsy line to full Vdd (see WAKEUP_NOTE)
+    wakeup_pj_per_line: float | None = None  # raising a drowsy line to full Vdd; None: WAKEUP_NOTE
     source: str = ""
 
+    @property
+    def read_pj_per_32b(self) -> float:
+        return self.read_line_pj / 4
 
-WAKEUP_NOTE = ("Raising a 128 B line (1024 cells plus bit-line parasitics, about 1 pF) from 0.4 V to 0.9 V takes "
-               "C x Vdd x dV = 1 pF x 0.9 V x 0.5 V = 0.45 pJ; 0.5 pJ is used.")
+    @property
+    def write_pj_per_32b(self) -> float:
+        return self.write_line_pj / 4
+
+
+WAKEUP_NOTE = ("Raising a 128 B line's supply rail (1024 cells plus wiring, about 1 pF) from the drowsy Vdd to "
+               "0.9 V draws C x 0.9 V x (0.9 V - Vdd) from the supply: 0.45 pJ from 0.4 V.")
+
+
+def wakeup_pj(vdd: float, line_bytes: int = 128) -> float:
+    """Energy of one wake-up from `vdd` (WAKEUP_NOTE), for a line of `line_bytes`."""
+    return LINE_CAPACITANCE_PF * NOMINAL_VDD * (NOMINAL_VDD - vdd) * line_bytes / 128.0
+
 
 _CACTI = "CACTI 7.0, {geom}, {node} nm, itrs-hp, sequential access, 1024-bit port"
 
@@ -58,12 +83,14 @@ CACTI_TABLE: dict[tuple[str, int, int, int], CacheEnergy] = {
     ("l2", 128, 16, 32): CacheEnergy(3.167, 76.47, 206.61, 0.0783, 0.00597, source=_CACTI.format(geom="128 KB 16-way", node=32)),
 }
 
-# Atoofian and Manzak, Table 3: static power of a row of L1/L2 at each Vdd (mW), HSPICE with PTM 32 nm.
+# Atoofian and Manzak, Table 3: static power of a row of L1/L2 at each Vdd (mW), HSPICE with PTM 32 nm
+# 6T cells. Only the ratios to 0.9 V are used (the drowsy leakage of a line relative to an ON line);
+# the absolute leakage of a line comes from the CACTI table, so both caches and both nodes stay on one
+# consistent scale.
 TABLE3_STATIC_MW = {
     "l1d": {0.2: 0.04, 0.3: 0.056, 0.4: 0.08, 0.9: 1.081},
     "l2": {0.2: 0.26, 0.3: 0.36, 0.4: 0.53, 0.9: 6.7},
 }
-NOMINAL_VDD = 0.9
 
 
 def drowsy_leakage_fraction(level: str, vdd: float) -> float:
@@ -99,9 +126,11 @@ class EnergyParams:
     """Everything the energy of a run depends on besides the simulation itself."""
     node_nm: int = 45
     off_leakage_fraction: float = 0.03  # gated-Vdd keeps 3% of the leakage (Powell et al., ISLPED 2000)
-    drowsy_vdd: float | None = None     # None: the run's drowsy.vdd
+    drowsy_vdd: float | None = None     # None: the run's drowsy.vdd (0.4 V when the core has no such key)
     dwl: Mapping[str, bool] | None = None  # level -> divided word line; None: the run's l1d.dwl / l2.dwl
-    segment_bytes: int = 4              # divided-word-line segment: 4, 8, 16 or 32 bytes
+    segment_bytes: int = 4              # divided-word-line segment: 4 (the paper), 8, 16 or 32 bytes
+    dwl_select: str = "bytes"           # which segments an access activates: "bytes" (its byte mask) or
+                                        # "lanes" (one 4 B segment per active lane, the paper's active mask)
     l1d: CacheEnergy | None = None      # override the table entry
     l2: CacheEnergy | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)  # technique-specific parameters
@@ -111,18 +140,29 @@ class EnergyParams:
             raise ValueError(f"segment_bytes must be 4, 8, 16 or 32, got {self.segment_bytes}")
         if not 0.0 <= self.off_leakage_fraction <= 1.0:
             raise ValueError(f"off_leakage_fraction must be in [0, 1], got {self.off_leakage_fraction}")
+        if self.drowsy_vdd is not None:
+            drowsy_leakage_fraction("l1d", self.drowsy_vdd)  # range check
+        if self.dwl_select not in ("bytes", "lanes"):
+            raise ValueError(f"dwl_select must be 'bytes' or 'lanes', got {self.dwl_select!r}")
+        if self.dwl_select == "lanes" and self.segment_bytes != 4:
+            raise ValueError("dwl_select='lanes' drives one 4-byte segment per active lane: segment_bytes must be 4, "
+                             f"got {self.segment_bytes}")
+        if self.dwl is not None and set(self.dwl) - {"l1d", "l2"}:
+            raise ValueError(f"dwl keys must be 'l1d' or 'l2', got {sorted(self.dwl)}")
 
 
 # Technique name -> function(metrics, config, params) -> {"l1d_dynamic_j": .., "l2_static_j": .., ...}
 # giving the energy of the technique's own structures. Techniques register here from their module in
-# gpucachex/techniques/.
+# gpucachex/techniques/. A technique selected for both caches (l1d.power and l2.power) is called once
+# and returns the terms of both.
 OVERHEADS: dict[str, Callable[[Mapping[str, Any], Any, EnergyParams], dict[str, float]]] = {}
 
 TECHNIQUE_KEYS = ("l1d.admission", "l1d.power", "l2.power", "l1d.sharing")
+LEVELS = ("l1d", "l2")
 
-
-def _segments(s: Mapping[str, Any], segment_bytes: int) -> int:
-    return {4: s["words_touched"], 8: s["segments8"], 16: s["segments16"], 32: s["segments32"]}[segment_bytes]
+# Segments of each size touched by all data-array accesses and by writes (the core's counters).
+_SEGMENT_COUNTERS = {4: ("words_touched", "write_words_touched"), 8: ("segments8", "write_segments8"),
+                     16: ("segments16", "write_segments16"), 32: ("segments32", "write_sectors")}
 
 
 class _LevelView(Mapping):
@@ -132,7 +172,11 @@ class _LevelView(Mapping):
         self._m, self._p = metrics, level + "_"
 
     def __getitem__(self, key):
-        return self._m[self._p + key]
+        try:
+            return self._m[self._p + key]
+        except KeyError:
+            raise KeyError(f"the run's metrics have no {self._p + key!r}: energy needs the core's counters "
+                           "(a Result's metrics, or a sweep row)") from None
 
     def __iter__(self):
         return (k[len(self._p):] for k in self._m if k.startswith(self._p))
@@ -141,49 +185,81 @@ class _LevelView(Mapping):
         return sum(1 for _ in self)
 
 
+def level_entry(config, level: str, params: EnergyParams) -> tuple[CacheEnergy, str]:
+    """The energy parameters of one instance of `level` in `config` (table entry or override), and a
+    note when the table's nearest geometry stands in for it."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be 'l1d' or 'l2', got {level!r}")
+    size_kb = config[f"{level}.size_kb"] / (1 if level == "l1d" else config["l2.partitions"])
+    entry, note = cache_energy(level, size_kb, config[f"{level}.ways"], params.node_nm)
+    override = getattr(params, level)
+    return (override, "") if override is not None else (entry, note)
+
+
+def drowsy_vdd(config, params: EnergyParams) -> float:
+    if params.drowsy_vdd is not None:
+        return params.drowsy_vdd
+    return config["drowsy.vdd"] if "drowsy.vdd" in config else 0.4
+
+
+def data_units(metrics: Mapping[str, Any], config, level: str, params: EnergyParams) -> tuple[float, float]:
+    """Data-array reads and writes by requests, in 32 B units: whole lines (unsectored), the 32 B
+    sectors touched (sectored), or with a divided word line the activated segments x segment_bytes
+    / 32: the segments the request's byte mask touches (dwl_select "bytes", the default), or one
+    4 B segment per active lane of the instruction (dwl_select "lanes": Atoofian and Manzak drive lane
+    i's sub-word-line from bit i of the active mask, so the data energy follows warp utilisation)."""
+    raw = _LevelView(metrics, level)
+    line_bytes = config[f"{level}.line_bytes"]
+    sector_bytes = config[f"{level}.sector_bytes"] or line_bytes
+    dwl = (params.dwl or {}).get(level, config[f"{level}.dwl"])
+    if dwl and params.dwl_select == "lanes":
+        # 32 lanes drive the 32 segments of a 128 B line; a 64 B line has 16 segments per 32 lanes.
+        per_lane = line_bytes / WARP_SIZE / 32
+        writes = raw["write_lanes_sum"] * per_lane
+        return raw["lanes_sum"] * per_lane - writes, writes
+    if dwl:
+        total_key, write_key = _SEGMENT_COUNTERS[params.segment_bytes]
+        writes = raw[write_key]
+        reads = raw[total_key] - writes
+        unit = params.segment_bytes / 32
+        return reads * unit, writes * unit
+    if sector_bytes < line_bytes:
+        # The core counts 32 B sectors; a cache with larger sectors reads at least these.
+        return float(raw["read_sectors"]), float(raw["write_sectors"])
+    per_line = line_bytes / 32
+    return raw["data_reads"] * per_line, raw["data_writes"] * per_line
+
+
 def level_energy(metrics: Mapping[str, Any], config, level: str, params: EnergyParams) -> dict[str, float]:
     """Energy terms of one cache level (all instances), in joules."""
     cfg = config
     raw = _LevelView(metrics, level)
     instances = cfg["core.sms"] if level == "l1d" else cfg["l2.partitions"]
-    size_kb = cfg[f"{level}.size_kb"] / (1 if level == "l1d" else cfg["l2.partitions"])
-    entry, note = cache_energy(level, size_kb, cfg[f"{level}.ways"], params.node_nm)
-    entry = getattr(params, level) or entry
+    entry, note = level_entry(cfg, level, params)
     line_bytes = cfg[f"{level}.line_bytes"]
     scale = line_bytes / 128.0  # the table is for 128 B lines; energy per line scales with its bits
-    read_line, write_line = entry.read_line_pj * scale, entry.write_line_pj * scale
-    sector_bytes = cfg[f"{level}.sector_bytes"] or line_bytes
-    dwl = (params.dwl or {}).get(level, cfg[f"{level}.dwl"])
-
-    # Data-array accesses by requests: a whole line, the sectors, or (DWL) the touched segments.
-    if dwl:
-        segs = _segments(raw, params.segment_bytes)
-        frac_unit = params.segment_bytes / line_bytes
-        accessed_lines = segs * frac_unit
-        # Reads and writes share the segment count in proportion to their sector counts.
-        rs, ws = raw["read_sectors"], raw["write_sectors"]
-        read_lines = accessed_lines * (rs / (rs + ws) if rs + ws else 0.0)
-        write_lines = accessed_lines - read_lines
-    elif sector_bytes < line_bytes:
-        read_lines = raw["read_sectors"] * 32 / line_bytes
-        write_lines = raw["write_sectors"] * 32 / line_bytes
-    else:
-        read_lines, write_lines = raw["data_reads"], raw["data_writes"]
+    vdd = drowsy_vdd(cfg, params)
+    wake = entry.wakeup_pj_per_line * scale if entry.wakeup_pj_per_line is not None else wakeup_pj(vdd, line_bytes)
+    reads32, writes32 = data_units(metrics, cfg, level, params)
     pj = {
         "tag": raw["tag_lookups"] * entry.tag_pj,
-        "data_read": read_lines * read_line,
-        "data_write": write_lines * write_line,
-        "fill": raw["fill_sectors"] * 32 / line_bytes * write_line,
-        "wakeup": raw["wakeups"] * entry.wakeup_pj_per_line,
+        "data_read": reads32 * entry.read_pj_per_32b,
+        "data_write": writes32 * entry.write_pj_per_32b,
+        "fill": raw["fill_sectors"] * entry.write_pj_per_32b,
+        "wakeup": raw["wakeups"] * wake,
     }
-    vdd = params.drowsy_vdd if params.drowsy_vdd is not None else cfg["drowsy.vdd"] if "drowsy.vdd" in cfg else 0.4
-    drowsy_frac = drowsy_leakage_fraction(level, vdd)
     clock_hz = cfg["core.clock_mhz"] * 1e6
-    line_cycles_weighted = (raw["resid_on"] + drowsy_frac * raw["resid_drowsy"]
-                            + params.off_leakage_fraction * raw["resid_off"])
-    data_static_j = entry.data_leak_mw_per_line * 1e-3 * line_cycles_weighted / clock_hz
+    leak_w = entry.data_leak_mw_per_line * scale * 1e-3  # one ON line
+    by_state = {
+        "on": leak_w * raw["resid_on"] / clock_hz,
+        "drowsy": leak_w * drowsy_leakage_fraction(level, vdd) * raw["resid_drowsy"] / clock_hz,
+        "off": leak_w * params.off_leakage_fraction * raw["resid_off"] / clock_hz,
+    }
+    data_static_j = sum(by_state.values())
     tag_static_j = entry.tag_leak_mw_per_line * 1e-3 * raw["lines"] * metrics["cycles"] / clock_hz
     out = {f"{level}_{k}_energy_j": v * 1e-12 for k, v in pj.items()}
+    for state, joules in by_state.items():
+        out[f"{level}_static_{state}_energy_j"] = joules
     dynamic = sum(pj.values()) * 1e-12
     static = data_static_j + tag_static_j
     out[f"{level}_data_static_energy_j"] = data_static_j
@@ -209,30 +285,47 @@ def compute(result=None, params: EnergyParams | None = None, *, metrics: Mapping
     if metrics is None or config is None:
         raise TypeError("compute() needs a Result, or metrics= and config=")
     out: dict[str, Any] = {}
-    for level in ("l1d", "l2"):
+    for level in LEVELS:
         out.update(level_energy(metrics, config, level, params))
     # The techniques' own structures (prediction tables, comparators, crossbars, ...).
     import gpucachex.techniques  # noqa: F401  (registers OVERHEADS)
 
-    for name in {config[k] for k in TECHNIQUE_KEYS}:
+    for name in dict.fromkeys(config[k] for k in TECHNIQUE_KEYS):
         fn = OVERHEADS.get(name)
         if fn is None:
             continue
         for key, joules in fn(metrics, config, params).items():
             level, kind = key.split("_", 1)  # "l2_dynamic_j" -> ("l2", "dynamic_j")
-            term = "dynamic" if kind.startswith("dynamic") else "static"
+            if level not in LEVELS or kind not in ("dynamic_j", "static_j"):
+                raise ValueError(f"energy overhead of {name!r} returned {key!r}: keys must be "
+                                 "<l1d|l2>_<dynamic|static>_j")
+            term = kind[:-2]
             out[f"{level}_{term}_energy_j"] += joules
             out[f"{level}_energy_j"] += joules
             out[f"{level}_overhead_energy_j"] = out.get(f"{level}_overhead_energy_j", 0.0) + joules
     seconds = metrics["seconds"]
-    for level in ("l1d", "l2"):
+    for level in LEVELS:
         out.setdefault(f"{level}_overhead_energy_j", 0.0)
         for term in ("static", "dynamic"):
             out[f"{level}_{term}_power_w"] = out[f"{level}_{term}_energy_j"] / seconds if seconds else 0.0
         out[f"{level}_power_w"] = out[f"{level}_energy_j"] / seconds if seconds else 0.0
     out["cache_energy_j"] = out["l1d_energy_j"] + out["l2_energy_j"]
+    out["cache_power_w"] = out["cache_energy_j"] / seconds if seconds else 0.0
     out["energy_node_nm"] = params.node_nm
     return out
+
+
+ENERGY_TERMS = tuple(f"{level}_{t}" for level in LEVELS for t in (
+    "static_energy_j", "dynamic_energy_j", "energy_j", "static_power_w", "dynamic_power_w", "power_w")) + (
+    "cache_energy_j", "cache_power_w")
+
+
+def compare(run: Mapping[str, Any], baseline: Mapping[str, Any], keys=ENERGY_TERMS) -> dict[str, float]:
+    """Ratios run / baseline of energy and power terms (a Result's metrics, a compute() output or a
+    sweep row each): ``compare(drowsy.metrics, base.metrics)["l2_static_energy_j"]``."""
+    run = getattr(run, "metrics", run)
+    baseline = getattr(baseline, "metrics", baseline)
+    return {k: (run[k] / baseline[k] if baseline[k] else float("nan")) for k in keys}
 
 
 def recompute(frame, params: EnergyParams, config_of: Callable[[Mapping[str, Any]], Any]):

@@ -51,10 +51,11 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
                **_FERMI, "core.max_threads": 1024, "core.max_warps": 48, "core.scheduler": "lrr",
                "l1d.mshr_entries": 32, "l2.partitions": 6, "l2.ways": 8}),
     Preset("atoofian", "Atoofian and Manzak's Table 2: 16 SMs with a two-level scheduler, 16 KB 4-way L1D, "
-                       "768 KB 16-way L2, FR-FCFS memory controllers",
-           "Atoofian and Manzak, Power-Aware L1 and L2 Caches for GPGPUs, Table 2", {
+                       "768 KB 16-way L2 in 6 banks of 128 KB, 6 FR-FCFS memory controllers",
+           "Atoofian and Manzak, Power-Aware L1 and L2 Caches for GPGPUs, Table 2, on GPGPU-Sim 3.1.1's GTX 480 "
+           "(6 memory partitions, each with one L2 bank: 768 KB / 6 = 128 KB, 64 sets x 16 ways x 128 B)", {
                **_FERMI, "core.sms": 16, "core.scheduler": "two_level", "core.two_level_active": 8,
-               "l2.partitions": 8, "l2.ways": 16, "dram.channels": 8, "dram.bytes_per_cycle": 16.0}),
+               "l2.partitions": 6, "l2.ways": 16, "dram.channels": 6}),
     Preset("ata", "ATA-Cache's Table II: 30 Volta-class SMs in 3 clusters of 10, 4 GTO schedulers, 64 KB 64-way "
                   "sectored L1D (4 banks, 32 cycles), 3 MB 16-way sectored L2 in 24 sub-partitions (188 cycles), "
                   "12 channels, 40 B crossbar flits",

@@ -20,6 +20,22 @@ from gpucachex.trace import INST_COLUMNS, WARP_SIZE, Trace
 FAIL_REASONS = ("line_alloc", "mshr_entry", "mshr_merge", "miss_queue")
 
 
+def _bucket_names(prefix: str, n: int) -> tuple[str, ...]:
+    """Names of power-of-two buckets: 0, 1, 2-3, 4-7, ..., and the last one open ("<lo>_up")."""
+    names = [f"{prefix}0", f"{prefix}1"]
+    for b in range(2, n):
+        lo = 1 << (b - 1)
+        names.append(f"{prefix}{lo}_up" if b == n - 1 else f"{prefix}{lo}_{2 * lo - 1}")
+    return tuple(names)
+
+
+# Per-line access counts over the run (Atoofian and Manzak's Fig. 3: A0, A1, A2-3, ..., A16384+) and
+# cycles between consecutive accesses to a line (their Fig. 4): metrics <level>_<bucket>, in lines and
+# in access pairs.
+ACCESS_BUCKETS = _bucket_names("A", 16)
+INTERVAL_BUCKETS = _bucket_names("I", 24)
+
+
 def _resolve_config(config: Config | str) -> Config:
     if isinstance(config, Config):
         return config
@@ -143,6 +159,10 @@ def derive_metrics(raw: dict[str, Any], config: Config) -> dict[str, float]:
         m[f"{level}_dead_unused_fraction"] = _ratio(s["dead_unused"], line_cycles)
         for state in ("on", "drowsy", "off"):
             m[f"{level}_{state}_fraction"] = _ratio(s[f"resid_{state}"], line_cycles)
+        for name, value in zip(ACCESS_BUCKETS, s["hist_access"], strict=True):
+            m[f"{level}_{name}"] = value
+        for name, value in zip(INTERVAL_BUCKETS, s["hist_interval"], strict=True):
+            m[f"{level}_{name}"] = value
     m["l1d_reservation_fails"] = sum(raw["l1d"][f"fail_{r}"] for r in FAIL_REASONS)
     for r in FAIL_REASONS:
         m[f"l1d_fails_{r}"] = raw["l1d"][f"fail_{r}"]
