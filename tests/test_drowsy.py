@@ -191,9 +191,21 @@ def test_drowsy_changes_nothing_but_energy_when_waking_is_free():
         r = simulate(cfg.replace(**{"l1d.power": "drowsy", "l2.power": "drowsy", **kw}), wl)
         for key in ("cycles", "l1d_hits", "l1d_misses", "l2_hits", "l2_misses", "dram_reads", "warp_insts"):
             assert r[key] == base[key], key
+        # Window 0 at 0.4 V: under 15% of the baseline's static energy in both caches (at 32 nm
+        # as in the paper, and at 45 nm); what remains is mostly the tags, which never sleep.
+        e, e0 = energy.compute(r, E32), energy.compute(base, E32)
         for level in ("l1d", "l2"):
             assert r[f"{level}_resid_on"] + r[f"{level}_resid_drowsy"] == r[f"{level}_line_cycles"]
-            assert r[f"{level}_static_energy_j"] < 0.2 * base[f"{level}_static_energy_j"]
+            assert r[f"{level}_static_energy_j"] < 0.15 * base[f"{level}_static_energy_j"]
+            assert e[f"{level}_static_energy_j"] < 0.15 * e0[f"{level}_static_energy_j"]
+            assert e[f"{level}_tag_static_energy_j"] > 0.4 * e[f"{level}_static_energy_j"]
+
+
+def test_drowsy_composes_with_a_switched_off_l1d():
+    r = simulate(BASE.replace(**{"l1d.admission": "off", "l1d.power": "drowsy", "l2.power": "drowsy"}),
+                 one_warp(P1))
+    assert r["l1d_accesses"] == 0 and r["l1d_off_fraction"] == 1.0  # off stays off
+    assert r["l2_wakeups"] >= 1 and r["l2_drowsy_fraction"] > 0.99
 
 
 # ---- cache decay ----------------------------------------------------------------------------------
