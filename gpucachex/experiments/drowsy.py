@@ -100,9 +100,14 @@ def histogram_frame(base):
             for group, buckets in INTERVAL_GROUPS:
                 row[group] = sum(r[f"{level}_{b}"] for b in buckets) / pairs if pairs else np.nan
             row["mean_inter_access_cycles"] = r[f"{level}_inter_access_cycles"] if pairs else np.nan
-            row["accessed_blocks_le_16"] = sum(r[f"{level}_{b}"] for b in ACCESS_BUCKETS[1:6]) / lines
-            row["inter_access_ge_128"] = (sum(r[f"{level}_{b}"] for b in INTERVAL_BUCKETS[8:]) / pairs
-                                          if pairs else np.nan)
+            # the paper's summary statistics: blocks accessed fewer than 16 (L1) or 8 (L2) times, and
+            # access pairs at least 128 (L1) or 64 (L2) cycles apart
+            row["blocks_lt_16_accesses"] = sum(r[f"{level}_{b}"] for b in ACCESS_BUCKETS[:5]) / lines
+            row["blocks_lt_8_accesses"] = sum(r[f"{level}_{b}"] for b in ACCESS_BUCKETS[:4]) / lines
+            row["inter_access_0"] = r[f"{level}_I0"] / pairs if pairs else np.nan  # merged misses, one fill
+            for lo, first in ((64, 7), (128, 8)):
+                row[f"inter_access_ge_{lo}"] = (sum(r[f"{level}_{b}"] for b in INTERVAL_BUCKETS[first:]) / pairs
+                                                if pairs else np.nan)
             row["block_utilisation"] = r[f"{level}_block_utilisation"] if r[f"{level}_data_accesses"] else np.nan
             rows.append(row)
     return pd.DataFrame(rows)
@@ -115,7 +120,8 @@ def characterisation(ctx, base):
 
     hist = histogram_frame(base)
     access_cols = [b.replace("_up", "+").replace("_", "-") for b in ACCESS_BUCKETS]
-    ctx.table(hist[["workload", "cache"] + access_cols + ["accessed_blocks_le_16"]], "drowsy_fig3_access_counts",
+    ctx.table(hist[["workload", "cache"] + access_cols + ["blocks_lt_16_accesses", "blocks_lt_8_accesses"]],
+              "drowsy_fig3_access_counts",
               "Fig. 3: fraction of cache blocks by lifetime accesses (A0 never accessed ... A16384+)")
     fig = plot.stacked_bars(hist, access_cols, by="bar", ylabel="fraction of blocks",
                             title="Fig. 3: accesses per block, L1 then L2 per workload")
@@ -124,7 +130,8 @@ def characterisation(ctx, base):
 
     groups = [g for g, _ in INTERVAL_GROUPS]
     with_pairs = hist.dropna(subset=["mean_inter_access_cycles"])
-    ctx.table(hist[["workload", "cache"] + groups + ["mean_inter_access_cycles", "inter_access_ge_128"]],
+    ctx.table(hist[["workload", "cache"] + groups + ["mean_inter_access_cycles", "inter_access_0",
+                                                      "inter_access_ge_64", "inter_access_ge_128"]],
               "drowsy_fig4_inter_access", "Fig. 4: fraction of consecutive-access pairs by cycles between them")
     fig = plot.stacked_bars(with_pairs, groups, by="bar", ylabel="fraction of access pairs",
                             title="Fig. 4: cycles between consecutive accesses to a block")

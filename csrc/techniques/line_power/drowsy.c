@@ -195,6 +195,7 @@ static void drowsy_line_evict(gcx_tech *t, gcx_tcache *tc, uint32_t line, uint64
     if (tc->c.meta[line].state == GCX_LINE_ON)
         set_drowsy(st, tc, line, now); /* nothing left to keep at full Vdd */
     st->sleep_at[i] = GCX_INF;
+    st->ready_at[i] = 0; /* a wake-up in progress ends with the data it was for */
 }
 
 static void drowsy_cache_finish(gcx_tech *t, gcx_tcache *tc, uint64_t now)
