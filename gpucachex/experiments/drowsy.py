@@ -64,11 +64,15 @@ def run_spec(ctx, name: str, points: dict[str, dict] | None = None, variants: di
         label_of = {base.replace(**p).key(): label for label, p in points.items()}
         frame["point"] = frame["config_key"].map(label_of)
     # Energy at the paper's node replaces the 45 nm terms simulate() attached.
+    import pandas as pd
+
+    parts = []
     for suffix, fields in {"": {}, **(variants or {})}.items():
         params = energy.EnergyParams(node_nm=NODE_NM, **fields)
         again = energy.recompute(frame, params, lambda row: config_of[row["run_key"]])
-        for col in again.columns:
-            frame[f"{col}@{suffix}" if suffix else col] = again[col]
+        parts.append(again.add_suffix(f"@{suffix}") if suffix else again)
+    new = pd.concat(parts, axis=1)
+    frame = pd.concat([frame.drop(columns=[c for c in new.columns if c in frame.columns]), new], axis=1)
     ctx.table(frame, name, spec.get("title", name))
     return frame
 
@@ -191,7 +195,7 @@ def fig6(ctx, base, power):
     ctx.table(both, "drowsy_fig6_power", "Fig. 6: static, dynamic and total power with drowsy lines (window 0, "
               "0.4 V) and the divided word line, relative to the baseline, per cache; dwl_select bytes = the "
               "request's byte mask, lanes = the paper's active mask")
-    fig, axes = plt.subplots(2, 1, figsize=(max(7, 0.55 * base["workload"].nunique() + 3), 6.5))
+    fig, axes = plt.subplots(2, 1, figsize=(max(9, 0.55 * base["workload"].nunique() + 3), 6.5))
     for ax, label in zip(axes, LEVELS.values()):
         rows = bytes_mask[bytes_mask["cache"] == label]
         plot.normalized_bars(rows, "ratio", by="workload", hue="term", ax=ax, reference=1.0,
@@ -256,7 +260,7 @@ def policies(ctx, base):
     frame = pd.DataFrame(rows)
     ctx.table(frame, "drowsy_policies_summary", "Drowsy policies vs the references: L1/L2 energy, static energy, "
               "misses and performance relative to the baseline (32 nm, drowsy 0.4 V, 1 wake-up cycle not hidden)")
-    fig, axes = plt.subplots(3, 1, figsize=(max(7, 0.55 * frame["workload"].nunique() + 3), 9))
+    fig, axes = plt.subplots(3, 1, figsize=(max(10, 0.55 * frame["workload"].nunique() + 3), 9))
     for ax, metric in zip(axes, ("L1 energy", "L2 energy", "performance")):
         plot.normalized_bars(frame.dropna(subset=[metric]), metric, by="workload", hue="policy", ax=ax,
                              mean="geo" if metric == "performance" else "arith", ylabel=f"{metric} vs baseline",
