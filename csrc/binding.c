@@ -713,12 +713,24 @@ static PyObject *gpu_results(gcx_gpu *g, int detail)
 
 static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"config", "kernels", "memcpys", "seed", "detail", NULL};
-    PyObject *config, *kernels, *memcpys = Py_None;
+    static char *kwlist[] = {"config", "kernels", "memcpys", "seed", "detail", "progress", NULL};
+    PyObject *config, *kernels, *memcpys = Py_None, *progress_obj = Py_None;
     unsigned long long seed = 0;
     int detail = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OKp", kwlist, &config, &kernels, &memcpys, &seed, &detail))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OKpO", kwlist, &config, &kernels, &memcpys, &seed, &detail,
+                                     &progress_obj))
         return NULL;
+    Py_buffer progress;
+    int have_progress = progress_obj != Py_None;
+    if (have_progress) {
+        if (PyObject_GetBuffer(progress_obj, &progress, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0)
+            return NULL;
+        if (progress.itemsize != 8 || !format_is(progress.format, "QL") || progress.len < 8) {
+            PyBuffer_Release(&progress);
+            PyErr_SetString(PyExc_TypeError, "progress must be a writable uint64 array of at least one element");
+            return NULL;
+        }
+    }
     gcx_gpu_config cfg;
     if (read_config(config, &cfg) != 0)
         return NULL;
@@ -772,8 +784,11 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
         rc = gcx_workload_prepare(&wl, &err);
         if (rc == GCX_OK)
             rc = gcx_gpu_init(gpu, &cfg, &wl, seed, &err);
-        if (rc == GCX_OK)
+        if (rc == GCX_OK) {
+            gpu->progress = have_progress ? (volatile uint64_t *)progress.buf : NULL;
             rc = gcx_gpu_run(gpu, &err);
+            gpu->progress = NULL;
+        }
         Py_END_ALLOW_THREADS
         if (rc == GCX_OK)
             result = gpu_results(gpu, detail);
@@ -784,6 +799,8 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
         gcx_workload_release(&wl);
     }
 done:
+    if (have_progress)
+        PyBuffer_Release(&progress);
     release_kernels(kb, (int)loaded);
     free(ks);
     free(kb);

@@ -187,6 +187,112 @@ def cmd_workloads(args) -> int:
     return 0
 
 
+# ---- simulate, presets, keys ----------------------------------------------------------------
+
+SUMMARY_METRICS = ("cycles", "warp_insts", "thread_insts", "ipc", "l1d_accesses", "l1d_hit_rate",
+                   "l1d_reservation_fails", "l2_accesses", "l2_hit_rate", "dram_reads", "dram_writes", "icnt_flits",
+                   "avg_load_latency", "l1d_energy_j", "l2_energy_j", "l2_dead_time_fraction")
+
+
+def _parse_sets(items: list[str] | None) -> dict:
+    """--set key=value pairs, each value converted by the key's type in the schema."""
+    from gpucachex.config import resolve_key, schema
+
+    out = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise CliError(f"--set expects key=value, got {item!r}")
+        try:
+            full = resolve_key(key.strip())
+        except KeyError as exc:
+            raise CliError(exc.args[0]) from None
+        spec = schema()[full]
+        text = text.strip()
+        try:
+            if spec.type == "int":
+                value = int(text)
+            elif spec.type == "float":
+                value = float(text)
+            elif spec.type == "bool":
+                if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError
+                value = text.lower() in ("true", "1", "yes")
+            else:
+                value = text
+        except ValueError:
+            raise CliError(f"--set {key}: {text!r} is not a valid {spec.type}") from None
+        out[full] = value
+    return out
+
+
+def cmd_simulate(args) -> int:
+    from gpucachex import presets
+    from gpucachex.sim import resolve_workload, simulate
+
+    try:
+        cfg = presets.get(args.preset).replace(**_parse_sets(args.set))
+        trace = resolve_workload(args.workload)
+    except (KeyError, ValueError, TypeError, OSError) as exc:
+        raise CliError(exc.args[0] if exc.args else str(exc)) from None
+    show_progress = args.progress if args.progress is not None else (
+        sys.stderr.isatty() and trace.summary()["warp_insts"] > 2_000_000)
+    try:
+        result = simulate(cfg, trace, seed=args.seed, progress=show_progress)
+    except (ValueError, RuntimeError, MemoryError) as exc:
+        raise CliError(str(exc)) from None
+    metrics = result.metrics if args.all or args.json else {k: result.metrics[k] for k in SUMMARY_METRICS
+                                                              if k in result.metrics}
+    if args.json:
+        print(json.dumps({"preset": args.preset, "workload": result.workload, "seed": args.seed,
+                          "config_key": cfg.key(), "metrics": metrics}, indent=2, default=str))
+    else:
+        _print_table(metrics, f"{result.workload} on {args.preset} (seed {args.seed}, "
+                              f"{result.wall_seconds:.2f} s simulated)")
+    return 0
+
+
+def cmd_presets(args) -> int:
+    from gpucachex import presets
+    from gpucachex.config import Config
+
+    if not args.name:
+        if args.json:
+            print(json.dumps({n: presets.describe(n).description for n in presets.names()}, indent=2))
+        else:
+            for n in presets.names():
+                print(f"  {n:<10} {presets.describe(n).description}")
+        return 0
+    try:
+        p = presets.describe(args.name)
+    except KeyError as exc:
+        raise CliError(exc.args[0]) from None
+    cfg = presets.get(args.name)
+    values = cfg.to_dict() if args.all else cfg.diff(Config())
+    if args.json:
+        print(json.dumps({"name": p.name, "description": p.description, "source": p.source, "config_key": cfg.key(),
+                          "values": values}, indent=2))
+    else:
+        print(f"{p.name}: {p.description}\nsource: {p.source}\nconfiguration key: {cfg.key()}")
+        _print_table(values, "values (all keys)" if args.all else "values that differ from the core's defaults")
+    return 0
+
+
+def cmd_keys(args) -> int:
+    from gpucachex.config import schema
+
+    keys = [s for s in schema().values() if not args.pattern or args.pattern in s.name]
+    if args.json:
+        print(json.dumps([{"name": s.name, "type": s.type, "default": s.default, "min": s.min, "max": s.max,
+                           "choices": s.choices, "doc": s.doc, "technique": s.technique} for s in keys], indent=2))
+        return 0
+    for s in keys:
+        rng = f"one of {', '.join(s.choices)}" if s.choices else "true/false" if s.type == "bool" else \
+            f"{s.min:g}..{s.max:g}"
+        print(f"  {s.name:<34} {s.type:<9} default {s.default!s:<10} {rng}\n      {s.doc}")
+    return 0
+
+
 # ---- parser ---------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -205,6 +311,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="policy parameter, e.g. rrpv_bits=3")
     p.add_argument("--json", action="store_true", help="print the counters as JSON")
     p.set_defaults(func=cmd_cache)
+
+    p = sub.add_parser("simulate", help="run a workload on a GPU configuration")
+    p.add_argument("workload", help="a trace (kernelslist.g, folder, .traceg[.xz], .npz) or a kernel model "
+                                    "name, optionally with a size: bfs, bfs:medium")
+    p.add_argument("--preset", default="gtx480", help="GPU configuration (see `gpucachex presets`)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a configuration key, e.g. --set l1d.ways=8 --set l2.power=loscache")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print every metric as JSON")
+    p.add_argument("--all", action="store_true", help="print every metric, not a summary")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar (default: on a terminal, for runs over 2 M warp instructions)")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("presets", help="list the named GPU configurations, or show one")
+    p.add_argument("name", nargs="?")
+    p.add_argument("--all", action="store_true", help="every key, not only those that differ from the defaults")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_presets)
+
+    p = sub.add_parser("keys", help="list the configuration keys with their types, defaults and meaning")
+    p.add_argument("pattern", nargs="?", help="only keys containing this text")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_keys)
 
     p = sub.add_parser("gen-addresses", help="write a synthetic mixed streaming/random address file")
     p.add_argument("out")

@@ -178,14 +178,42 @@ def derive_metrics(raw: dict[str, Any], config: Config) -> dict[str, float]:
     return m
 
 
+def _run_with_progress(args, total: int):
+    """Run the core in a thread (it releases the GIL) while a tqdm bar follows its progress counter."""
+    import threading
+
+    from tqdm import tqdm
+
+    counter = np.zeros(1, dtype=np.uint64)
+    out: dict[str, Any] = {}
+
+    def work():
+        try:
+            out["raw"] = _core.simulate(*args, progress=counter)
+        except BaseException as exc:  # re-raised in the caller's thread
+            out["error"] = exc
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    with tqdm(total=total, unit=" warp insts", unit_scale=True, leave=False) as bar:
+        while thread.is_alive():
+            thread.join(0.2)
+            bar.update(int(counter[0]) - bar.n)
+        bar.update(total - bar.n)
+    if "error" in out:
+        raise out["error"]
+    return out["raw"]
+
+
 def simulate(config: Config | str, workload: Trace | str | PathLike, seed: int = 0, *, detail: bool = False,
-             energy: bool = True) -> Result:
+             energy: bool = True, progress: bool = False) -> Result:
     """Simulate `workload` on the GPU `config` describes.
 
     `config` is a Config or a preset name; `workload` a Trace, a path `load_trace` reads, or a built-in
     workload name (``"bfs"`` or ``"bfs:medium"``). The simulation runs in C with the GIL released, so
     threads can run several at once; the same configuration, workload and seed always give the same
-    result. ``detail=True`` also records per-line residencies (`Result.line_residency`).
+    result. ``detail=True`` also records per-line residencies (`Result.line_residency`);
+    ``progress=True`` shows a progress bar (instructions issued) while it runs.
     """
     cfg = _resolve_config(config)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -193,7 +221,8 @@ def simulate(config: Config | str, workload: Trace | str | PathLike, seed: int =
     trace = resolve_workload(workload)
     trace.validate()
     t0 = time.perf_counter()
-    raw = _core.simulate(cfg.to_dict(), _kernel_dicts(trace), list(trace.memcpys), int(seed), detail)
+    args = (cfg.to_dict(), _kernel_dicts(trace), list(trace.memcpys), int(seed), detail)
+    raw = _run_with_progress(args, trace.summary()["warp_insts"]) if progress else _core.simulate(*args)
     wall = time.perf_counter() - t0
     metrics = derive_metrics(raw, cfg)
     result = Result(cfg, trace.name or trace.source or "trace", int(seed), metrics, raw, wall)

@@ -443,10 +443,14 @@ def test_characterization_tells_the_locality_classes_apart():
     assert va["req_per_line"] == 1.0 and va["l2_hit"] == 0.0 and va["l1_hit"] == 0.0
 
 
-def test_simulated_metrics_wait_for_the_timing_model():
+def test_simulated_metrics_come_from_the_timing_model():
     from gpucachex.workloads.characterize import simulated_metrics
-    with pytest.raises(NotImplementedError):
-        simulated_metrics(tiny("vectoradd"))
+    stream = simulated_metrics(tiny("vectoradd"), lines=100)
+    assert stream["sim_l2_hit"] < 0.05 and stream["sim_l1_hit"] < 0.05  # read once, never again
+    from gpucachex import workloads
+    reuse = simulated_metrics(workloads.make("sgemm", "small"))
+    assert reuse["sim_l2_hit"] > 0.5  # tiles re-read by the CTAs of a row and a column
+    assert stream["sim_cycles"] > 0 and stream["l2_acc_per_line"] > 0
 
 
 # ---- command line -----------------------------------------------------------------------------

@@ -231,6 +231,8 @@ static int dispatch(gcx_gpu *g)
 
 static void ts_sample(gcx_gpu *g, uint64_t cycle)
 {
+    if (g->progress)
+        *g->progress = g->inst_total; /* read by another thread; a torn read only delays a bar */
     if (g->ts_n == g->ts_cap) {
         size_t cap = g->ts_cap ? g->ts_cap * 2 : 256;
         gcx_ts_row *t = realloc(g->ts, cap * sizeof *t);

@@ -213,6 +213,8 @@ void gcx_sm_launch_cta(gcx_gpu *g, gcx_sm *sm, uint32_t slot, uint32_t cta_index
     GCX_TECH_EACH(g, t)
     if (t->ops && t->ops->warp_priority)
         cta->priority += t->ops->warp_priority(t, sm->id, slot);
+    if (cta->priority < 0)
+        cta->priority = 0; /* priorities are levels 0 (normal) and up */
     for (uint32_t j = 0; j < k->warps_per_cta; j++) {
         gcx_warp *w = &sm->warps[cta->first_warp + j];
         size_t ws = (size_t)cta_index * k->warps_per_cta + j;
@@ -248,7 +250,10 @@ void gcx_sm_refresh_priorities(gcx_gpu *g, gcx_sm *sm)
         GCX_TECH_EACH(g, t)
         if (t->ops && t->ops->warp_priority)
             cta->priority += t->ops->warp_priority(t, sm->id, s);
+        if (cta->priority < 0)
+            cta->priority = 0;
     }
+    sm->sched_wake = 0;
 }
 
 /* ---- answers to loads --------------------------------------------------------------------- */
@@ -559,12 +564,14 @@ static uint32_t pick(const gcx_gpu *g, gcx_sm *sm, uint32_t s, uint64_t now, int
 #undef ELIGIBLE
 }
 
-static int any_priority(const gcx_sm *sm)
+/* The highest issue priority among resident CTAs (0 when no technique asks for any). */
+static int max_priority(const gcx_sm *sm)
 {
+    int top = 0;
     for (uint32_t c = 0; c < sm->n_ctas; c++)
-        if (sm->ctas[c].id != GCX_NONE && sm->ctas[c].priority > 0)
-            return 1;
-    return 0;
+        if (sm->ctas[c].id != GCX_NONE && sm->ctas[c].priority > top)
+            top = sm->ctas[c].priority;
+    return top;
 }
 
 /* ---- instruction fetch --------------------------------------------------------------------- */
@@ -711,7 +718,7 @@ int gcx_sm_cycle(gcx_gpu *g, gcx_sm *sm)
     progress |= fetch_stage(g, sm, now);
     if (now < sm->sched_wake)
         return progress;
-    int top = any_priority(sm), issued = 0;
+    int top = max_priority(sm), issued = 0;
     for (uint32_t s = 0; s < (uint32_t)g->cfg.schedulers_per_sm; s++) {
         uint32_t slot = GCX_NONE;
         for (int level = top; level >= 0 && slot == GCX_NONE; level--)

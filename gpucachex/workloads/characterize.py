@@ -8,9 +8,8 @@ Two layers with a clear boundary:
   lines touched by more than one CTA and by more than one SM under round-robin CTA-to-SM
   assignment; requests per line; reuse split into intra-CTA and inter-CTA; and *functional* L1
   and L2 hit rates from `gpucachex.cache_run` on an approximate interleaving (below).
-- `simulated_metrics(trace, preset)` is where the timing model's L1D/L2 hit rates and L2
-  accesses per line will come from once `gpucachex.simulate` exists; until then it raises
-  NotImplementedError and the table says the hit rates are functional.
+- `simulated_metrics(trace, preset)` runs the timing model (`gpucachex.simulate`) on the `gtx480`
+  preset: L1D and L2 hit rates, L2 accesses per distinct line, cycles and IPC.
 
 The functional interleaving: CTAs go round-robin to `n_sms` SMs and run in waves limited by
 Fermi GTX480 occupancy (8 CTAs, 1536 threads, 32768 registers, 48 KB shared memory per SM);
@@ -181,16 +180,15 @@ def functional_hit_rates(req: dict[str, np.ndarray]) -> dict[str, float]:
     return {"l1_hit": hits / acc if acc else 0.0, "l2_hit": l2["hits"] / l2["accesses"] if l2["accesses"] else 0.0}
 
 
-def simulated_metrics(trace: Trace, preset: str = "gtx480") -> dict:
-    """L1D and L2 hit rates and L2 accesses per line from the timing model.
+def simulated_metrics(trace: Trace, preset: str = "gtx480", lines: int | None = None) -> dict:
+    """The timing model's view of a workload on `preset`: L1D and L2 hit rates, L2 accesses per
+    distinct 128-B line (`lines`, from `characterize`), cycles, IPC and simulation time."""
+    from gpucachex import simulate
 
-    The boundary for `gpucachex.simulate`: once it exists, run `trace` on `preset` here and
-    return l1d_hit, l2_hit and l2_accesses_per_line; `write_table` adds them as columns."""
-    import gpucachex
-
-    if not hasattr(gpucachex, "simulate"):
-        raise NotImplementedError("gpucachex.simulate does not exist yet: the table reports functional hit rates")
-    raise NotImplementedError("simulated metrics are not wired to gpucachex.simulate yet")
+    r = simulate(preset, trace, energy=False)
+    return {"sim_l1_hit": r["l1d_hit_rate"], "sim_l2_hit": r["l2_hit_rate"], "sim_cycles": r["cycles"],
+            "sim_ipc": r["ipc"], "sim_l2_accesses": r["l2_accesses"],
+            "l2_acc_per_line": r["l2_accesses"] / lines if lines else 0.0, "sim_s": r.wall_seconds}
 
 
 # ---- the docs table --------------------------------------------------------------------------
@@ -210,6 +208,9 @@ COLUMNS = [
     ("reuse_kernel", "reuse kernel", "{:.0%}"),
     ("l1_hit", "L1 hit (func.)", "{:.0%}"),
     ("l2_hit", "L2 hit (func.)", "{:.0%}"),
+    ("sim_l1_hit", "L1D hit (gtx480)", "{:.0%}"),
+    ("sim_l2_hit", "L2 hit (gtx480)", "{:.0%}"),
+    ("l2_acc_per_line", "L2 acc/line", "{:.1f}"),
 ]
 
 
@@ -223,6 +224,7 @@ def table(size: str = "small", names: list[str] | None = None, progress=None) ->
         trace = workloads.make(name, size)
         gen = time.perf_counter() - t0
         row = {"model": name, "class": workloads.spec(name).klass, **characterize(trace), "gen_s": gen}
+        row.update(simulated_metrics(trace, "gtx480", lines=int(round(row["footprint_mb"] * 2 ** 20 / LINE))))
         rows.append(row)
         if progress:
             progress(row)
@@ -298,7 +300,21 @@ def _observations(rows: list[dict]) -> list[str]:
     return out
 
 
-def write_table(rows: list[dict], size: str, path: str | Path) -> None:
+def medium_rows(names: list[str] | None = None, progress=None) -> list[dict]:
+    """Warp instructions, cycles and L2 accesses of every model at size medium on gtx480."""
+    from gpucachex import workloads
+
+    out = []
+    for name in names or workloads.names():
+        trace = workloads.make(name, "medium")
+        row = {"model": name, "warp_insts": trace.summary()["warp_insts"], **simulated_metrics(trace, "gtx480")}
+        out.append(row)
+        if progress:
+            progress(row)
+    return out
+
+
+def write_table(rows: list[dict], size: str, path: str | Path, medium: list[dict] | None = None) -> None:
     from gpucachex import workloads
 
     lines = [
@@ -331,15 +347,25 @@ def write_table(rows: list[dict], size: str, path: str | Path) -> None:
         "another CTA of the kernel, or only an earlier kernel (LoSCache's intra- and inter-CTA locality);",
         "**L1/L2 hit (func.)**: *functional* hit rates from `gpucachex.cache_run` (16 KB 4-way L1 per SM on",
         "its loads and local accesses, 768 KB 16-way L2 on all requests, not filtered by the L1s) over an",
-        "approximate loose-round-robin interleaving — not the timing model's. The simulated L1D/L2 hit",
-        "rates on the `gtx480` preset and L2 accesses per line will be added by `simulated_metrics` once",
-        "`gpucachex.simulate` exists.",
+        "approximate loose-round-robin interleaving; **L1D/L2 hit (gtx480)**: the timing model's hit rates",
+        "on the `gtx480` preset (L2 accesses are what the L1Ds miss, pending hits count as misses);",
+        "**L2 acc/line**: the timing model's L2 accesses per distinct 128-B line (LoSCache's re-references).",
         "",
         "| model | class | " + " | ".join(h for _, h, _ in COLUMNS) + " |",
         "|---|---|" + "---:|" * len(COLUMNS),
     ]
     for r in rows:
         lines.append(f"| {r['model']} | {r['class']} | " + " | ".join(f.format(r[c]) for c, _, f in COLUMNS) + " |")
+    if medium:
+        lines += [
+            "", "## Size `medium`: long enough for warm-up and prediction phases", "",
+            "On `gtx480`. AdmL1D decides after a warm-up of thousands of cycles and LoSCache predicts after 100",
+            "L2 accesses (or when its predictor CTAs finish): at size `medium` both are a small part of every run.",
+            "",
+            "| model | warp insts | cycles | L2 accesses | simulated in |", "|---|---:|---:|---:|---:|",
+        ]
+        lines += [f"| {m['model']} | {m['warp_insts']:,} | {m['sim_cycles']:,} | {m['sim_l2_accesses']:,} | "
+                  f"{m['sim_s']:.1f} s |" for m in medium]
     lines += ["", "## Compared with the papers", ""] + _observations(rows)
     lines += ["", "Known differences in the models themselves (see each model's docstring):", "",
               *(f"- {t}" for t in KNOWN_DIFFERENCES), ""]
@@ -372,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", default="small", choices=["tiny", "small", "medium", "large"])
     ap.add_argument("--out", default="docs/workloads.md")
     ap.add_argument("--models", help="comma-separated subset")
+    ap.add_argument("--no-medium", action="store_true", help="skip the size-medium simulations")
     args = ap.parse_args(argv)
     names = args.models.split(",") if args.models else None
 
@@ -381,8 +408,11 @@ def main(argv: list[str] | None = None) -> int:
               f"(generated in {r['gen_s']:.2f} s)", file=sys.stderr, flush=True)
 
     rows = table(args.size, names, progress)
+    medium = None if args.no_medium else medium_rows(names, lambda m: print(
+        f"{m['model']:>12} medium: {m['sim_cycles']:,} cycles, {m['sim_l2_accesses']:,} L2 accesses "
+        f"({m['sim_s']:.1f} s)", file=sys.stderr, flush=True))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    write_table(rows, args.size, args.out)
+    write_table(rows, args.size, args.out, medium)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
