@@ -485,6 +485,8 @@ void gcx_l1_free(gcx_l1 *l1);
 /* Serve r in the L1D of `sm` as a private L1D would (bypass, hit, merge, miss and fetch,
  * write-evict), with its statistics: 0, or a reservation-fail reason. */
 int gcx_l1_serve(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now);
+/* The same for a request that already passed this L1D's bypass checks (from l1_request). */
+int gcx_l1_access_private(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now);
 /* A tag comparison that changes nothing: the line of the L1D of `sm` holding every 32-byte sector
  * of `sectors` of the line at addr (any valid sector when sectors is 0), or GCX_NONE. */
 uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors);

@@ -425,7 +425,7 @@ static inline int bypasses(gcx_gpu *g, gcx_sm *sm, const gcx_req *r, uint64_t no
     return adm->ops && adm->ops->l1_bypass && adm->ops->l1_bypass(adm, sm->id, r, now);
 }
 
-static inline int access_private(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
+int gcx_l1_access_private(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 {
     int rc = r->type == GCX_REQ_READ ? read_access(g, sm, r, now) : write_access(g, sm, r, now);
     if (rc)
@@ -439,7 +439,7 @@ int gcx_l1_serve(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 {
     if (bypasses(g, sm, r, now))
         return bypass_access(g, sm, r, now);
-    return access_private(g, sm, r, now);
+    return gcx_l1_access_private(g, sm, r, now);
 }
 
 int gcx_l1_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
@@ -452,7 +452,7 @@ int gcx_l1_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         if (rc != GCX_L1_PRIVATE)
             return rc;
     }
-    return access_private(g, sm, r, now);
+    return gcx_l1_access_private(g, sm, r, now);
 }
 
 uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors)
@@ -591,7 +591,8 @@ static inline uint32_t cluster_bytes(const gcx_req *r)
     }
 }
 
-/* The cluster network at this L1D: packets leave when due; replies are taken as they arrive;
+/* The cluster network at this L1D (only with a sharing technique that receives on it): packets
+ * leave when due; replies are taken as they arrive;
  * requests from other SMs are taken one a cycle (the L1D's port for them), and one the technique
  * cannot take yet is offered again next cycle. */
 static int cluster_cycle(gcx_gpu *g, gcx_sm *sm, uint64_t now)
@@ -606,18 +607,14 @@ static int cluster_cycle(gcx_gpu *g, gcx_sm *sm, uint64_t now)
         gcx_req *r = gcx_q_pop(rq);
         if (r->cluster == GCX_CL_ANSWER)
             gcx_sm_answer(g, sm, r, now);
-        else if (!sh->ops->cluster_receive || sh->ops->cluster_receive(sh, sm->id, r, now))
-            g->fault = "a reply on the cluster network that no technique takes";
+        else if (sh->ops->cluster_receive(sh, sm->id, r, now))
+            g->fault = "a sharing technique refused a reply on the cluster network";
         progress = 1;
     }
     gcx_queue *in = &x->dst_q[sm->id];
     if (gcx_q_ready(in, now)) {
         gcx_req *r = gcx_q_pop(in);
-        int rc = GCX_FAIL_NONE;
-        if (!sh->ops->cluster_receive)
-            g->fault = "a request on the cluster network that no technique takes";
-        else
-            rc = sh->ops->cluster_receive(sh, sm->id, r, now);
+        int rc = sh->ops->cluster_receive(sh, sm->id, r, now);
         /* A refused request was counted as a reservation fail where it was refused; in_fail
          * counts the retries of cycles the model skips. */
         l1->in_fail = rc;
@@ -649,8 +646,8 @@ int gcx_l1_cycle(gcx_gpu *g, gcx_sm *sm)
         answer(g, sm, gcx_q_pop(&l1->hit_q), now);
         progress = 1;
     }
-    const gcx_queue *cl = g->cluster_net.dst_q;
-    if (l1->cluster_out.head || cl[sm->id].head || cl[g->cfg.sms + sm->id].head)
+    /* Only a technique that receives on the cluster network ever puts a packet on it. */
+    if (g->tech[GCX_TECH_L1D_SHARING].ops->cluster_receive)
         progress |= cluster_cycle(g, sm, now);
     if (gcx_q_ready(&l1->miss_q, now)) {
         gcx_req *r = l1->miss_q.head;
@@ -680,6 +677,8 @@ uint64_t gcx_l1_next_event(gcx_gpu *g, gcx_sm *sm)
     if (l1->miss_q.head && gcx_xbar_can_send(&g->req_net, gcx_l2_partition_of(g, l1->miss_q.head->addr)) &&
         l1->miss_q.head->t_ready < t)
         t = l1->miss_q.head->t_ready;
+    if (!g->tech[GCX_TECH_L1D_SHARING].ops->cluster_receive)
+        return t;
     /* Cluster network: replies and departures are always taken when due; a request the technique
      * refused waits for an event of this L1D (a fill, the miss queue draining). */
     const gcx_queue *cl = g->cluster_net.dst_q;

@@ -83,7 +83,7 @@ typedef struct gcx_technique {
     /* ---- L1D sharing (kind l1d.sharing) ----
      * The L1D offers a sharing technique the cacheable requests it receives and the fetches its
      * misses would send to the L2; the technique serves them through the cluster network with
-     * the building blocks of sim/gpu.h (gcx_l1_serve, gcx_l1_holds, gcx_l1_data_read,
+     * the building blocks of sim/gpu.h (gcx_l1_serve, gcx_l1_access_private, gcx_l1_holds, gcx_l1_data_read,
      * gcx_cluster_send, gcx_l1_reply, gcx_l1_fetch_l2). Packets it sends come back through
      * cluster_receive, except answers to loads (GCX_CL_ANSWER), which the L1D delivers itself. */
     /* A cacheable request reached the L1D of `sm`: GCX_L1_PRIVATE lets the L1D serve it itself;

@@ -13,7 +13,7 @@ static int ata_request(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
     gcx_cluster *c = t->state;
     if (r->type != GCX_REQ_READ || r->space != GCX_SPACE_GLOBAL || c->size == 1)
         return GCX_L1_PRIVATE;
-    int rc = gcx_l1_serve(t->gpu, &t->gpu->sms[sm], r, now);
+    int rc = gcx_l1_access_private(t->gpu, &t->gpu->sms[sm], r, now);
     if (rc == GCX_FAIL_NONE)
         c->remote_tag_lookups += c->size - 1; /* the other tag arrays, compared with the local one */
     return rc;
