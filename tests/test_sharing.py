@@ -296,3 +296,69 @@ def test_sharing_energy_overheads():
     one = cfg.replace(**{"l1d.sharing": "ata", "l1d.cluster_size": 1})
     r = simulate(one, trace)
     assert r["l1d_overhead_energy_j"] == 0.0
+
+
+# ---- the experiment and the notebook -------------------------------------------------------
+
+def _frame(rows):
+    import pandas as pd
+
+    return pd.DataFrame([dict(zip(("workload", "l1d.sharing", "ipc", "l1_latency_avg", "l1d_replication"), r),
+                              seed=0, l1_hit_rate=0.5, l1d_remote_hits=0, l2_accesses=10, cluster_flits=0)
+                         for r in rows])
+
+
+def test_experiment_classifies_by_measured_replication_and_averages_ratios():
+    from gpucachex.experiments import ata as exp
+
+    frame = _frame([
+        ("hi", "private", 100, 50, 2.0), ("hi", "remote", 90, 60, 2.0), ("hi", "decoupled", 80, 100, 1.0),
+        ("hi", "ata", 120, 55, 2.0),
+        ("lo", "private", 100, 50, 1.2), ("lo", "remote", 90, 60, 1.2), ("lo", "decoupled", 50, 150, 1.0),
+        ("lo", "ata", 100, 50, 1.2),
+    ])
+    assert exp.locality_classes(frame).to_dict() == {"hi": "high", "lo": "low"}
+    summ = exp.summary(frame).set_index("workload")
+    assert summ.loc["hi", "ipc_ata"] == pytest.approx(1.2) and summ.loc["lo", "l1_latency_decoupled"] == 3.0
+    cmp = exp.paper_comparison(summ.reset_index()).set_index("quantity")["ours"]
+    assert cmp["ata_ipc_vs_private_high"] == pytest.approx(0.2)
+    assert cmp["ata_ipc_vs_decoupled_low"] == pytest.approx(1.0)           # 1.0 / 0.5
+    assert cmp["decoupled_l1_latency_vs_private"] == pytest.approx(1.5)    # mean of 2 and 3, minus 1
+    assert cmp["ata_l1_latency_vs_private"] == pytest.approx(0.05)         # mean of 1.1 and 1.0
+    assert cmp["decoupled_l1_latency_vs_private_max"] == pytest.approx(2.0)
+
+
+@pytest.mark.slow
+def test_experiment_runs_end_to_end(tmp_path, monkeypatch):
+    import tomllib
+    from pathlib import Path
+
+    from gpucachex import experiments
+
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    for name in ("ata_suite", "ata_cluster_size", "ata_bandwidth"):
+        text = (Path(experiments.__file__).resolve().parents[2] / "experiments" / f"{name}.toml").read_text()
+        spec = tomllib.loads(text)
+        assert spec["preset"] == "ata" and "quick" in spec
+        (specs / f"{name}.toml").write_text(text.replace('size = "small"', 'size = "tiny"'))
+    monkeypatch.setenv("GPUCACHEX_EXPERIMENTS", str(specs))
+    ctx = experiments.Context(tmp_path / "out", quick=True, jobs=2)
+    experiments.get("ata").run(ctx)
+    names = {o.name for o in ctx.outputs}
+    assert {"ata_fig3_l1_latency", "ata_fig8_ipc", "ata_fig10_l1_latency", "ata_cluster_size", "ata_bandwidth",
+            "ata_paper_comparison", "ata_summary"} <= names
+    assert all(Path(p).is_file() for o in ctx.outputs for p in o.paths)
+
+
+@pytest.mark.slow
+def test_notebook_runs(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "ata.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    monkeypatch.setenv("GPUCACHEX_NOTEBOOK_SIZE", "tiny")
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
