@@ -114,10 +114,12 @@ static int remote_receive(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
     uint32_t i = r->line;
     probe_set *ps = &st->sets[i];
     if (r->cluster == GCX_CL_DATA && !ps->hit) {
+        gcx_req *f = ps->fetch;
         ps->hit = 1;
-        st->c.remote_hits++;
-        gcx_l1_reply(g, &g->sms[sm], ps->fetch, now);
         ps->fetch = NULL;
+        st->c.remote_hits++;
+        gcx_l1_reply(g, &g->sms[sm], f, now);
+        ps = &st->sets[i];
     }
     gcx_req_free(g, r);
     if (--ps->pending == 0) {
