@@ -106,7 +106,8 @@ int gcx_gpu_init(gcx_gpu *g, const gcx_gpu_config *cfg, const gcx_workload *wl, 
                        (uint32_t)c->icnt_flits_per_cycle, (uint32_t)c->icnt_buffer, err);
     if (rc)
         return rc;
-    rc = gcx_xbar_init(&g->cluster_net, n_sms, n_sms, (uint32_t)c->cluster_latency, (uint32_t)c->icnt_flit_bytes,
+    /* The cluster network: a request channel and a reply channel per SM (see gpu.h). */
+    rc = gcx_xbar_init(&g->cluster_net, 2 * n_sms, 2 * n_sms, (uint32_t)c->cluster_latency, (uint32_t)c->icnt_flit_bytes,
                        (uint32_t)c->cluster_flits_per_cycle, UINT32_MAX, err);
     if (rc)
         return rc;

@@ -57,7 +57,22 @@ struct gcx_req {
     uint8_t sectors; /* sectors of the line it needs */
     uint8_t lanes;   /* active lanes of the instruction (block utilisation) */
     uint16_t flags;  /* enum gcx_req_flag */
+    uint8_t cluster; /* enum gcx_cluster_kind: what it is on the cluster network */
     int32_t tech[2]; /* technique payload (e.g. a predicted re-reference count) */
+};
+
+/* Packets on the cluster network (l1d.sharing): the network has a request channel (to the L1D
+ * r->home) and a reply channel (back to the SM r->sm), so a reply never waits behind a request. */
+enum gcx_cluster_kind {
+    GCX_CL_NONE = 0,
+    /* request channel, to r->home: */
+    GCX_CL_REQUEST, /* a load or store for the L1D that serves its address (decoupled home) */
+    GCX_CL_PROBE,   /* a tag lookup in a remote L1D (remote-sharing) */
+    GCX_CL_READ,    /* read the data a remote tag array showed (ATA) */
+    /* reply channel, to r->sm: */
+    GCX_CL_ANSWER,  /* data answering a load that another SM's L1D served */
+    GCX_CL_DATA,    /* data filling the requester's line (probe hit, remote read) */
+    GCX_CL_MISS,    /* no data: the probe missed, or the line changed before the read arrived */
 };
 
 typedef struct gcx_queue {
@@ -246,8 +261,10 @@ typedef struct gcx_l1 {
     gcx_mshr mshr;
     gcx_queue miss_q;  /* towards the crossbar */
     gcx_queue hit_q;   /* answers in the hit pipeline */
+    gcx_queue cluster_out; /* packets waiting to enter the cluster network, by cycle */
     uint64_t *bank_free;
     int off;           /* switched off: every request bypasses it */
+    int in_fail;       /* reason the request at the head of its cluster input last failed (0: none) */
 } gcx_l1;
 
 /* An instruction line being fetched by the L1I. */
@@ -347,6 +364,8 @@ struct gcx_gpu {
     gcx_l2 *l2;
     gcx_dram *dram;
     gcx_xbar req_net, reply_net;
+    /* Between the L1Ds of a cluster: ports [0, sms) are the request channel of each L1D, ports
+     * [sms, 2 sms) the reply channel of each SM (enum gcx_cluster_kind). */
     gcx_xbar cluster_net;
     gcx_tech tech[GCX_N_TECH_KINDS];
     /* request pool */
@@ -475,6 +494,24 @@ void gcx_l1_flush(gcx_gpu *g, gcx_sm *sm, uint64_t now);
 void gcx_l1_power_off(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now);
 int gcx_l1_init(gcx_gpu *g, gcx_sm *sm, gcx_error *err);
 void gcx_l1_free(gcx_l1 *l1);
+
+/* Building blocks of the l1d.sharing techniques (csrc/techniques/l1d_sharing/): */
+/* Serve r in the L1D of `sm` as a private L1D would (bypass, hit, merge, miss and fetch,
+ * write-evict), with its statistics: 0, or a reservation-fail reason. */
+int gcx_l1_serve(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now);
+/* The same for a request that already passed this L1D's bypass checks (from l1_request). */
+int gcx_l1_access_private(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now);
+/* A tag comparison that changes nothing: the line of the L1D of `sm` holding every 32-byte sector
+ * of `sectors` of the line at addr (any valid sector when sectors is 0), or GCX_NONE. */
+uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors);
+/* Read `line` of the L1D of `sm` for another SM's request: data-bank and wake-up waits and the
+ * access statistics. Returns the cycle the data is ready (after the hit latency). */
+uint64_t gcx_l1_data_read(gcx_gpu *g, uint32_t sm, uint32_t line, const gcx_req *r, uint64_t now);
+/* Hand r to the cluster network at `from` when cycle `when` comes (kind in r->cluster). */
+void gcx_cluster_send(gcx_gpu *g, uint32_t from, gcx_req *r, uint64_t when);
+/* A fetch a sharing technique held goes to the L2 after all. It enters the miss queue even when
+ * that is full: its slot was checked when the miss was accepted, and MSHRs bound the overfill. */
+void gcx_l1_fetch_l2(gcx_gpu *g, uint32_t sm, gcx_req *f, uint64_t now);
 
 /* l2.c */
 int gcx_l2_init(gcx_gpu *g, uint32_t p, gcx_error *err);

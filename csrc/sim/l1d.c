@@ -6,7 +6,11 @@
  * - global stores are write-evict and no-write-allocate; local stores write back on a hit;
  * - atomics, uncached global accesses and every request of a switched-off L1D bypass it.
  * The miss queue drains into the crossbar one request a cycle; replies fill lines and answer the
- * requests waiting in the line's MSHR entry. */
+ * requests waiting in the line's MSHR entry.
+ * Sharing among the L1Ds of a cluster (l1d.sharing) is the technique's business: the L1D offers
+ * it each cacheable request and each fetch, exports its building blocks (gcx_l1_serve,
+ * gcx_l1_holds, gcx_l1_data_read, gcx_l1_fetch_l2), and moves packets on the cluster network:
+ * an answer to another SM's load leaves through it, and arrivals go to the technique. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +40,7 @@ int gcx_l1_init(gcx_gpu *g, gcx_sm *sm, gcx_error *err)
         return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for L1D MSHRs");
     l1->miss_q.cap = (uint32_t)c->l1d_miss_queue;
     l1->hit_q.cap = UINT32_MAX;
+    l1->cluster_out.cap = UINT32_MAX;
     l1->bank_free = calloc((size_t)c->l1d_banks, sizeof *l1->bank_free);
     if (!l1->bank_free)
         return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for L1D banks");
@@ -65,14 +70,14 @@ static inline uint64_t bank_wait(gcx_gpu *g, gcx_l1 *l1, uint64_t addr, uint64_t
 static void count_fail(gcx_gpu *g, gcx_sm *sm, int reason, uint64_t n, uint64_t now)
 {
     gcx_tcache_stats *s = &sm->l1.tc.s;
-    s->tag_lookups += n;
     switch (reason) {
     case GCX_FAIL_LINE_ALLOC: s->fail_line_alloc += n; break;
     case GCX_FAIL_MSHR_ENTRY: s->fail_mshr_entry += n; break;
     case GCX_FAIL_MSHR_MERGE: s->fail_mshr_merge += n; break;
     case GCX_FAIL_MISS_QUEUE: s->fail_miss_queue += n; break;
-    default: return;
+    default: return; /* a port stall (a bypass finding the miss queue full) looks up no tag */
     }
+    s->tag_lookups += n;
     gcx_tech *adm = &g->tech[GCX_TECH_L1D_ADMISSION];
     if (adm->ops && adm->ops->l1_outcome)
         adm->ops->l1_outcome(adm, sm->id, 1, n, now);
@@ -82,6 +87,8 @@ void gcx_l1_count_skipped_fails(gcx_gpu *g, gcx_sm *sm, uint64_t n, uint64_t now
 {
     if (sm->ldst_fail && n)
         count_fail(g, sm, sm->ldst_fail, n, now);
+    if (sm->l1.in_fail && n)
+        count_fail(g, sm, sm->l1.in_fail, n, now);
 }
 
 static void count_accept(gcx_gpu *g, gcx_sm *sm, uint64_t now)
@@ -121,6 +128,41 @@ static void drop_line(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now, int w
 
 /* Send a request straight to the crossbar queue (bypass, write-through, fetch). */
 static inline void to_miss_queue(gcx_sm *sm, gcx_req *r, uint64_t now) { gcx_q_push(&sm->l1.miss_q, r, now + 1); }
+
+/* A miss's fetch: the sharing technique may serve it from the cluster, else it goes to the L2.
+ * The fetch belongs to this L1D's MSHRs whoever asked for the data. */
+static inline void send_fetch(gcx_gpu *g, gcx_sm *sm, gcx_req *f, uint64_t now)
+{
+    gcx_tech *sh = &g->tech[GCX_TECH_L1D_SHARING];
+    f->sm = sm->id;
+    f->cluster = GCX_CL_NONE;
+    if (sh->ops->l1_fetch && sh->ops->l1_fetch(sh, sm->id, f, now))
+        return;
+    to_miss_queue(sm, f, now);
+}
+
+void gcx_l1_fetch_l2(gcx_gpu *g, uint32_t sm, gcx_req *f, uint64_t now)
+{
+    f->cluster = GCX_CL_NONE;
+    to_miss_queue(&g->sms[sm], f, now);
+}
+
+void gcx_cluster_send(gcx_gpu *g, uint32_t from, gcx_req *r, uint64_t when)
+{
+    gcx_q_insert_sorted(&g->sms[from].l1.cluster_out, r, when);
+}
+
+/* Answer a load request this L1D served: to its own SM, or over the cluster network to the SM
+ * that sent it here. */
+static inline void answer(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
+{
+    if (r->sm == sm->id) {
+        gcx_sm_answer(g, sm, r, now);
+        return;
+    }
+    r->cluster = GCX_CL_ANSWER;
+    gcx_cluster_send(g, sm->id, r, now);
+}
 
 static int bypass_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 {
@@ -186,7 +228,7 @@ static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
             f->line = GCX_NONE;
             f->mshr = ei;
             e->requested |= f->sectors;
-            to_miss_queue(sm, f, now);
+            send_fetch(g, sm, f, now);
         }
         gcx_mshr_add(&l1->mshr, ei, r);
         tc->s.tag_lookups++;
@@ -224,7 +266,7 @@ static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     f->mshr = ei;
     l1->mshr.e[ei].requested = f->sectors;
     gcx_mshr_add(&l1->mshr, ei, r);
-    to_miss_queue(sm, f, now);
+    send_fetch(g, sm, f, now);
     return GCX_FAIL_NONE;
 }
 
@@ -260,8 +302,8 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
             f->line = line;
             f->mshr = tc->mshr_of[line];
             e->requested |= f->sectors;
-            to_miss_queue(sm, f, now);
-            }
+            send_fetch(g, sm, f, now);
+        }
         gcx_mshr_add(&l1->mshr, tc->mshr_of[line], r);
         tc->s.tag_lookups++;
         tc->s.accesses++;
@@ -321,7 +363,7 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     f->mshr = e;
     l1->mshr.e[e].requested = f->sectors;
     gcx_mshr_add(&l1->mshr, e, r);
-    to_miss_queue(sm, f, now);
+    send_fetch(g, sm, f, now);
     tc->s.tag_lookups++;
     tc->s.accesses++;
     tc->s.read_accesses++;
@@ -376,25 +418,72 @@ static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     return GCX_FAIL_NONE;
 }
 
-int gcx_l1_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
+static inline int bypasses(gcx_gpu *g, gcx_sm *sm, const gcx_req *r, uint64_t now)
 {
-    gcx_l1 *l1 = &sm->l1;
     int cacheable = r->space == GCX_SPACE_LOCAL ||
                     (r->space == GCX_SPACE_GLOBAL && g->cfg.l1d_cache_global && !(r->flags & GCX_RF_BYPASS_L1));
-    int bypass = l1->off || r->type == GCX_REQ_ATOMIC || !cacheable;
-    if (!bypass) {
-        gcx_tech *adm = &g->tech[GCX_TECH_L1D_ADMISSION];
-        if (adm->ops && adm->ops->l1_bypass && adm->ops->l1_bypass(adm, sm->id, r, now))
-            bypass = 1;
-    }
-    if (bypass)
-        return bypass_access(g, sm, r, now);
+    if (sm->l1.off || r->type == GCX_REQ_ATOMIC || !cacheable)
+        return 1;
+    gcx_tech *adm = &g->tech[GCX_TECH_L1D_ADMISSION];
+    return adm->ops && adm->ops->l1_bypass && adm->ops->l1_bypass(adm, sm->id, r, now);
+}
+
+int gcx_l1_access_private(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
+{
     int rc = r->type == GCX_REQ_READ ? read_access(g, sm, r, now) : write_access(g, sm, r, now);
     if (rc)
         count_fail(g, sm, rc, 1, now);
     else
         count_accept(g, sm, now);
     return rc;
+}
+
+int gcx_l1_serve(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
+{
+    if (bypasses(g, sm, r, now))
+        return bypass_access(g, sm, r, now);
+    return gcx_l1_access_private(g, sm, r, now);
+}
+
+int gcx_l1_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
+{
+    if (bypasses(g, sm, r, now))
+        return bypass_access(g, sm, r, now);
+    gcx_tech *sh = &g->tech[GCX_TECH_L1D_SHARING];
+    if (sh->ops->l1_request) {
+        int rc = sh->ops->l1_request(sh, sm->id, r, now);
+        if (rc != GCX_L1_PRIVATE)
+            return rc;
+    }
+    return gcx_l1_access_private(g, sm, r, now);
+}
+
+uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors)
+{
+    const gcx_cache *c = &g->sms[sm].l1.tc.c;
+    uint64_t la = addr >> c->line_shift;
+    uint32_t set = gcx_cache_set_of(c, la);
+    int way = gcx_cache_find(c, set, la);
+    if (way < 0)
+        return GCX_NONE;
+    uint32_t line = set * c->cfg.ways + (uint32_t)way;
+    uint8_t valid = c->meta[line].valid, need = gcx_to_cache_sectors(sectors, c);
+    return valid && (valid & need) == need ? line : GCX_NONE;
+}
+
+uint64_t gcx_l1_data_read(gcx_gpu *g, uint32_t sm, uint32_t line, const gcx_req *r, uint64_t now)
+{
+    gcx_l1 *l1 = &g->sms[sm].l1;
+    gcx_tcache *tc = &l1->tc;
+    gcx_tech *pw = tc->power;
+    uint64_t extra = 0;
+    if (pw->ops && pw->ops->line_access)
+        extra = pw->ops->line_access(pw, tc, line, r, now);
+    extra += bank_wait(g, l1, r->addr, now);
+    gcx_tcache_note_access(tc, line, r, now, 0);
+    if (pw->ops && pw->ops->line_after_access)
+        pw->ops->line_after_access(pw, tc, line, r, now);
+    return now + (uint64_t)g->cfg.l1d_hit_latency + extra;
 }
 
 /* A reply from the L2 arrived at this SM. */
@@ -407,7 +496,7 @@ void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     }
     if (!(r->flags & GCX_RF_L1_ALLOC)) {
         if (r->type == GCX_REQ_READ || r->type == GCX_REQ_ATOMIC) {
-            gcx_sm_answer(g, sm, r, now);
+            answer(g, sm, r, now);
         } else {
             gcx_req_free(g, r);
         }
@@ -453,6 +542,9 @@ void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
         if (pw->ops && pw->ops->line_fill)
             pw->ops->line_fill(pw, tc, line, r, now);
+        gcx_tech *sh = &g->tech[GCX_TECH_L1D_SHARING];
+        if (sh->ops->l1_fill)
+            sh->ops->l1_fill(sh, sm->id, line, r, now);
     }
     gcx_req_free(g, r);
     /* Every sector asked for must have arrived before the waiting requests are answered. */
@@ -468,7 +560,7 @@ void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         gcx_req *next = w->next;
         if (!l1->off && line != GCX_NONE)
             gcx_tcache_note_access(tc, line, w, now, 0);
-        gcx_sm_answer(g, sm, w, now);
+        answer(g, sm, w, now);
         w = next;
     }
     if (l1->off && line != GCX_NONE && c->tag[line] != GCX_TAG_NONE && c->meta[line].valid == 0) {
@@ -500,6 +592,61 @@ void gcx_l1_power_off(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now)
     gcx_tcache_set_state(tc, line, GCX_LINE_OFF, now);
 }
 
+/* Bytes of a cluster packet: a header, plus the data it carries. */
+static inline uint32_t cluster_bytes(const gcx_req *r)
+{
+    switch (r->cluster) {
+    case GCX_CL_REQUEST:
+        return 8 + (r->type == GCX_REQ_READ ? 0 : data_bytes(r));
+    case GCX_CL_ANSWER:
+    case GCX_CL_DATA:
+        return 8 + (uint32_t)gcx_popcount64(r->sectors) * 32;
+    default:
+        return 8;
+    }
+}
+
+/* The cluster network at this L1D (only with a sharing technique that receives on it): packets
+ * leave when due; replies are taken as they arrive;
+ * requests from other SMs are taken one a cycle (the L1D's port for them), and one the technique
+ * cannot take yet is offered again next cycle. */
+static int cluster_cycle(gcx_gpu *g, gcx_sm *sm, uint64_t now)
+{
+    gcx_l1 *l1 = &sm->l1;
+    gcx_xbar *x = &g->cluster_net;
+    gcx_tech *sh = &g->tech[GCX_TECH_L1D_SHARING];
+    uint32_t n = (uint32_t)g->cfg.sms;
+    int progress = 0;
+    gcx_queue *rq = &x->dst_q[n + sm->id];
+    while (gcx_q_ready(rq, now)) {
+        gcx_req *r = gcx_q_pop(rq);
+        if (r->cluster == GCX_CL_ANSWER)
+            gcx_sm_answer(g, sm, r, now);
+        else if (sh->ops->cluster_receive(sh, sm->id, r, now))
+            g->fault = "a sharing technique refused a reply on the cluster network";
+        progress = 1;
+    }
+    gcx_queue *in = &x->dst_q[sm->id];
+    if (gcx_q_ready(in, now)) {
+        gcx_req *r = gcx_q_pop(in);
+        int rc = sh->ops->cluster_receive(sh, sm->id, r, now);
+        /* A refused request was counted as a reservation fail where it was refused; in_fail
+         * counts the retries of cycles the model skips. */
+        l1->in_fail = rc;
+        if (rc)
+            gcx_q_push_front(in, r);
+        else
+            progress = 1;
+    }
+    while (gcx_q_ready(&l1->cluster_out, now)) {
+        gcx_req *r = gcx_q_pop(&l1->cluster_out);
+        int reply = r->cluster >= GCX_CL_ANSWER;
+        gcx_xbar_send(x, reply ? n + sm->id : sm->id, reply ? n + r->sm : r->home, r, cluster_bytes(r), now);
+        progress = 1;
+    }
+    return progress;
+}
+
 int gcx_l1_cycle(gcx_gpu *g, gcx_sm *sm)
 {
     uint64_t now = g->now;
@@ -511,9 +658,12 @@ int gcx_l1_cycle(gcx_gpu *g, gcx_sm *sm)
         progress = 1;
     }
     while (gcx_q_ready(&l1->hit_q, now)) {
-        gcx_sm_answer(g, sm, gcx_q_pop(&l1->hit_q), now);
+        answer(g, sm, gcx_q_pop(&l1->hit_q), now);
         progress = 1;
     }
+    /* Only a technique that receives on the cluster network ever puts a packet on it. */
+    if (g->tech[GCX_TECH_L1D_SHARING].ops->cluster_receive)
+        progress |= cluster_cycle(g, sm, now);
     if (gcx_q_ready(&l1->miss_q, now)) {
         gcx_req *r = l1->miss_q.head;
         uint32_t p = gcx_l2_partition_of(g, r->addr);
@@ -542,5 +692,16 @@ uint64_t gcx_l1_next_event(gcx_gpu *g, gcx_sm *sm)
     if (l1->miss_q.head && gcx_xbar_can_send(&g->req_net, gcx_l2_partition_of(g, l1->miss_q.head->addr)) &&
         l1->miss_q.head->t_ready < t)
         t = l1->miss_q.head->t_ready;
+    if (!g->tech[GCX_TECH_L1D_SHARING].ops->cluster_receive)
+        return t;
+    /* Cluster network: replies and departures are always taken when due; a request the technique
+     * refused waits for an event of this L1D (a fill, the miss queue draining). */
+    const gcx_queue *cl = g->cluster_net.dst_q;
+    if (l1->cluster_out.head && l1->cluster_out.head->t_ready < t)
+        t = l1->cluster_out.head->t_ready;
+    if (cl[g->cfg.sms + sm->id].head && cl[g->cfg.sms + sm->id].head->t_ready < t)
+        t = cl[g->cfg.sms + sm->id].head->t_ready;
+    if (cl[sm->id].head && cl[sm->id].head->t_ready > g->now && cl[sm->id].head->t_ready < t)
+        t = cl[sm->id].head->t_ready;
     return t;
 }

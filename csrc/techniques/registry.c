@@ -9,7 +9,8 @@ extern const gcx_technique gcx_tech_admission_always, gcx_tech_admission_off;
 extern const gcx_technique gcx_tech_l1d_power_none, gcx_tech_l2_power_none;
 extern const gcx_technique gcx_tech_l1d_power_drowsy, gcx_tech_l2_power_drowsy;
 extern const gcx_technique gcx_tech_l1d_power_decay, gcx_tech_l2_power_decay;
-extern const gcx_technique gcx_tech_sharing_private;
+extern const gcx_technique gcx_tech_sharing_private, gcx_tech_sharing_remote, gcx_tech_sharing_decoupled,
+    gcx_tech_sharing_ata;
 
 const gcx_technique *const gcx_techniques[] = {
     /* l1d.admission */
@@ -25,6 +26,9 @@ const gcx_technique *const gcx_techniques[] = {
     &gcx_tech_l2_power_decay,
     /* l1d.sharing */
     &gcx_tech_sharing_private,
+    &gcx_tech_sharing_remote,
+    &gcx_tech_sharing_decoupled,
+    &gcx_tech_sharing_ata,
     NULL,
 };
 

@@ -87,6 +87,24 @@ typedef struct gcx_technique {
     /* End of simulation for this cache: bring every line's residency up to `now`. */
     void (*cache_finish)(gcx_tech *t, gcx_tcache *c, uint64_t now);
 
+    /* ---- L1D sharing (kind l1d.sharing) ----
+     * The L1D offers a sharing technique the cacheable requests it receives and the fetches its
+     * misses would send to the L2; the technique serves them through the cluster network with
+     * the building blocks of sim/gpu.h (gcx_l1_serve, gcx_l1_access_private, gcx_l1_holds, gcx_l1_data_read,
+     * gcx_cluster_send, gcx_l1_reply, gcx_l1_fetch_l2). Packets it sends come back through
+     * cluster_receive, except answers to loads (GCX_CL_ANSWER), which the L1D delivers itself. */
+    /* A cacheable request reached the L1D of `sm`: GCX_L1_PRIVATE lets the L1D serve it itself;
+     * anything else is the outcome (0: taken, or a reservation-fail reason: retried). */
+    int (*l1_request)(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now);
+    /* The L1D of `sm` is about to send fetch f to the L2: nonzero means the technique took it and
+     * will fill it (gcx_l1_reply) or send it on (gcx_l1_fetch_l2). */
+    int (*l1_fetch)(gcx_tech *t, uint32_t sm, gcx_req *f, uint64_t now);
+    /* A packet of the technique arrived at `sm` over the cluster network: 0 when handled; a
+     * request-channel packet may return a reservation-fail reason, and is offered again. */
+    int (*cluster_receive)(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now);
+    /* Fetch f filled `line` of the L1D of `sm`. */
+    void (*l1_fill)(gcx_tech *t, uint32_t sm, uint32_t line, const gcx_req *f, uint64_t now);
+
     /* Earliest future cycle the technique must see (a phase boundary, a decision), or UINT64_MAX;
      * the model does not skip past it. */
     uint64_t (*next_event)(gcx_tech *t, uint64_t now);
@@ -95,6 +113,9 @@ typedef struct gcx_technique {
     void (*finish)(gcx_tech *t, uint64_t now);
     void (*report)(gcx_tech *t, gcx_stat_sink *sink);
 } gcx_technique;
+
+/* l1_request: the L1D serves the request as a private L1D. */
+#define GCX_L1_PRIVATE (-1)
 
 /* An active technique in one simulation. */
 struct gcx_tech {

@@ -30,6 +30,7 @@ from typing import Any
 # Explicit list: name -> module (gpucachex.experiments.<module>). `gpucachex reproduce --only` takes names.
 EXPERIMENTS: dict[str, str] = {
     "drowsy": "drowsy",
+    "ata": "ata",
 }
 
 

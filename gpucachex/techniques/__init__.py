@@ -3,3 +3,4 @@ structures (registered in gpucachex.energy.OVERHEADS) and metrics derived from t
 One module per technique; each is imported here so it registers itself."""
 
 from gpucachex.techniques import decay, drowsy  # noqa: E402,F401
+from gpucachex.techniques import sharing  # noqa: F401,E402  (l1d.sharing: remote, decoupled, ata)

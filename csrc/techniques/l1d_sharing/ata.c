@@ -1,0 +1,85 @@
+/* ATA-Cache (Xu et al.): the tag arrays of a cluster's L1Ds are aggregated, so every global read is
+ * compared with all of them in parallel, without probe messages. A local hit is served locally; a
+ * local miss whose line another L1D holds reads that L1D's data array through the cluster crossbar
+ * and fills the data locally too; otherwise it goes to the L2. Writes are handled only by the local
+ * L1D. A remote line that changed (was evicted or invalidated) before the read arrives sends the
+ * read to the L2 (a fallback). Shared-memory, local and atomic accesses behave as in a private L1D. */
+#include "techniques/l1d_sharing/cluster.h"
+
+static int ata_init(gcx_tech *t, gcx_error *err) { return gcx_cluster_init(t, sizeof(gcx_cluster), err); }
+
+static int ata_request(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
+{
+    gcx_cluster *c = t->state;
+    if (r->type != GCX_REQ_READ || r->space != GCX_SPACE_GLOBAL || c->size == 1)
+        return GCX_L1_PRIVATE;
+    int rc = gcx_l1_access_private(t->gpu, &t->gpu->sms[sm], r, now);
+    if (rc == GCX_FAIL_NONE)
+        c->remote_tag_lookups += c->size - 1; /* the other tag arrays, compared with the local one */
+    return rc;
+}
+
+/* The distributor: a miss goes to the first other L1D (from the requester on) that holds every
+ * sector it needs; the tag comparison already happened, so the read goes out the next cycle. */
+static int ata_fetch(gcx_tech *t, uint32_t sm, gcx_req *f, uint64_t now)
+{
+    gcx_cluster *c = t->state;
+    if (f->space != GCX_SPACE_GLOBAL)
+        return 0;
+    for (uint32_t k = 1; k < c->size; k++) {
+        uint32_t j = gcx_cluster_other(c, sm, k);
+        if (gcx_l1_holds(t->gpu, j, f->addr, f->sectors) != GCX_NONE) {
+            f->home = j;
+            f->cluster = GCX_CL_READ;
+            gcx_cluster_send(t->gpu, sm, f, now + 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int ata_receive(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
+{
+    gcx_cluster *c = t->state;
+    gcx_gpu *g = t->gpu;
+    switch (r->cluster) {
+    case GCX_CL_READ: {
+        /* At the remote L1D: the data is read unless the line changed since the comparison. */
+        uint32_t line = gcx_l1_holds(g, sm, r->addr, r->sectors);
+        if (line == GCX_NONE) {
+            c->fallbacks++;
+            r->cluster = GCX_CL_MISS;
+            gcx_cluster_send(g, sm, r, now + 1);
+        } else {
+            c->remote_reads++;
+            r->cluster = GCX_CL_DATA;
+            gcx_cluster_send(g, sm, r, gcx_l1_data_read(g, sm, line, r, now));
+        }
+        return GCX_FAIL_NONE;
+    }
+    case GCX_CL_DATA: /* back at the requester: fill the local line, answer the waiting loads */
+        c->remote_hits++;
+        gcx_l1_reply(g, &g->sms[sm], r, now);
+        return GCX_FAIL_NONE;
+    case GCX_CL_MISS:
+        gcx_l1_fetch_l2(g, sm, r, now);
+        return GCX_FAIL_NONE;
+    default:
+        g->fault = "ATA received a cluster packet it never sends";
+        gcx_req_free(g, r);
+        return GCX_FAIL_NONE;
+    }
+}
+
+const gcx_technique gcx_tech_sharing_ata = {
+    .name = "ata",
+    .doc = "ATA-Cache: aggregated tag array, remote data through the cluster crossbar with a local fill",
+    .kind = GCX_TECH_L1D_SHARING,
+    .init = ata_init,
+    .release = gcx_cluster_release,
+    .l1_request = ata_request,
+    .l1_fetch = ata_fetch,
+    .cluster_receive = ata_receive,
+    .l1_fill = gcx_cluster_fill,
+    .report = gcx_cluster_report,
+};

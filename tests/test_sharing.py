@@ -1,0 +1,379 @@
+"""Shared L1D clusters (l1d.sharing = private, remote, decoupled, ata) on hand-built kernels: known
+answers worked by hand for each organisation, the fall-back of a remote read to the L2, the
+invariants every organisation keeps, and the comparisons the ATA-Cache paper makes."""
+import numpy as np
+import pytest
+
+from gpucachex import energy, presets, simulate
+from tracebuild import KernelSpec, alu, build, ld, lanes, st
+
+# Two SMs forming one cluster, a perfect instruction cache, round numbers (gtx480: 16 KB 4-way
+# L1D of 32 sets, 128 B lines, 20-cycle hits, 32 B flits).
+LAT = 4
+BASE = presets.get("gtx480").replace(**{
+    "core.sms": 2, "l1d.cluster_size": 2, "l1i.size_kb": 0, "core.schedulers": 1, "l2.partitions": 6,
+    "dram.channels": 6, "cluster.latency": LAT, "cluster.flits_per_cycle": 1})
+MODES = ["private", "remote", "decoupled", "ata"]
+
+A = 0x10000            # line address 512: 512 // 32 sets = 16, even: its decoupled home is SM 0
+B = A + 32 * 128       # line address 544: 17, odd: home SM 1
+REQ_FLITS = 1          # an 8-byte request header
+DATA_FLITS = 5         # 8 + 128 bytes of data in 32-byte flits
+
+
+def use(reg):
+    return alu(dst=(200,), src=(reg,))
+
+
+def chain(n):
+    """n dependent ALU instructions: 4 n cycles during which the warp does nothing else."""
+    return [alu(dst=(1,))] + [alu(dst=(2 + i % 100,), src=(1 if i == 1 else 2 + (i - 1) % 100,)) for i in range(1, n)]
+
+
+def two_sms(p0, p1):
+    """CTA 0 runs p0 on SM 0 and CTA 1 runs p1 on SM 1 (round-robin dispatch)."""
+    return build([KernelSpec([[p0], [p1]])])
+
+
+def run(trace, mode="private", **over):
+    return simulate(BASE.replace(**{"l1d.sharing": mode, **over}), trace)
+
+
+def latency_sum(r):
+    return r["l1_latency_avg"] * r["loads"]
+
+
+# ---- the same line read by two SMs of a cluster ---------------------------------------------
+
+# SM 0 reads A; about 600 cycles later, after SM 0's fill, SM 1 reads A twice.
+SAME_LINE = two_sms([ld(101, lanes(A)), use(101)],
+                    chain(150) + [ld(101, lanes(A)), use(101), ld(102, lanes(A)), use(102)])
+
+
+def test_private_misses_twice_ata_hits_remotely_the_second_time():
+    p, a = run(SAME_LINE, "private"), run(SAME_LINE, "ata")
+    # private: each SM misses once (SM 1's second read hits its own copy); both misses go to L2
+    assert (p["l1d_misses"], p["l1d_hits"], p["l1d_remote_hits"], p["l2_read_accesses"]) == (2, 1, 0, 2)
+    # ATA: SM 1's first read misses locally, the aggregated tag array finds SM 0's copy, and the
+    # data comes over the crossbar and is filled locally, so its second read is a local hit
+    assert (a["l1d_misses"], a["l1d_hits"], a["l1d_remote_hits"], a["l2_read_accesses"]) == (2, 1, 1, 1)
+    assert a["l1d_remote_reads"] == 1 and a["l1d_remote_fallbacks"] == 0
+    assert a["l1_hit_rate"] == pytest.approx(2 / 3) and p["l1_hit_rate"] == pytest.approx(1 / 3)
+    assert p["cluster_flits"] == 0 and a["cluster_flits"] == REQ_FLITS + DATA_FLITS
+    # one aggregated comparison with the other tag array per global read the L1Ds accepted
+    assert a["l1d_remote_tag_lookups"] == 3
+    # replication sampled at fills: SM 1's fill copies SM 0's line, in both organisations
+    assert p["l1d_replication"] == a["l1d_replication"] == 1.5
+
+
+def test_ata_remote_hit_latency_worked_by_hand():
+    # Latencies of single loads, from issue to answer: M (a miss, SM 0 alone), H (a local hit).
+    alone = run(two_sms([ld(101, lanes(A)), use(101)], [alu(dst=(1,))]), "ata")
+    twice = run(two_sms([ld(101, lanes(A)), use(101), ld(102, lanes(A)), use(102)], [alu(dst=(1,))]), "ata")
+    m = latency_sum(alone)
+    h = latency_sum(twice) - m
+    assert h == BASE["l1d.hit_latency"] + 1  # the LD/ST unit hands the request over the cycle after issue
+    for lat in (4, 10):
+        r = run(SAME_LINE, "ata", **{"cluster.latency": lat})
+        remote = latency_sum(r) - m - h
+        # tag comparison (1) + the read request (1 flit + lat) + the remote data array (the hit
+        # latency, idle banks) + the data back (5 flits + lat); the local fill answers at arrival
+        assert remote == h + 1 + (REQ_FLITS + lat) + (DATA_FLITS + lat)
+
+
+def test_remote_sharing_delays_the_l2_request_by_the_probe_round_trip():
+    one = two_sms([ld(101, lanes(A)), use(101)], [alu(dst=(1,))])
+    for lat in (4, 9):
+        p, r = run(one, "private", **{"cluster.latency": lat}), run(one, "remote", **{"cluster.latency": lat})
+        # the probe leaves the cycle after the miss (1), crosses (1 flit + lat), is looked up (1),
+        # the miss answer crosses back (1 flit + lat), then the fetch enters the miss queue (1)
+        assert r["l1_latency_avg"] - p["l1_latency_avg"] == 1 + (1 + lat) + 1 + (1 + lat)
+        assert r["l1d_probes"] == 1 and r["l1d_remote_tag_lookups"] == 1 and r["cluster_flits"] == 2
+        assert r["l2_read_accesses"] == p["l2_read_accesses"] == 1
+
+
+def test_remote_sharing_hit_comes_from_the_probed_cache():
+    r = run(SAME_LINE, "remote")
+    assert (r["l1d_remote_hits"], r["l1d_probes"], r["l2_read_accesses"], r["l1d_hits"]) == (1, 2, 1, 1)
+    # SM 0's probe finds nothing (1 + 1 flit); SM 1's finds the line (1 flit, data back in 5)
+    assert r["cluster_flits"] == 2 + REQ_FLITS + DATA_FLITS
+
+
+def test_remote_sharing_takes_the_first_of_two_data_answers():
+    # Clusters of three: SMs 0 and 1 read A together (both probes miss, both go to the L2); later
+    # SM 2 misses and probes both, which both answer with the data: the first fills SM 2's line,
+    # the second is dropped.
+    three = {"core.sms": 3, "l1d.cluster_size": 3}
+    read = [ld(101, lanes(A)), use(101)]
+    tr = build([KernelSpec([[read], [read], [chain(150) + read + [ld(102, lanes(A)), use(102)]]])])
+    r = run(tr, "remote", **three)
+    assert (r["l1d_probes"], r["l1d_remote_reads"], r["l1d_remote_hits"]) == (6, 2, 1)
+    assert r["l2_read_accesses"] == 2 and r["l1d_hits"] == 1 and r.raw["requests_live"] == 0
+    # six 1-flit probes, four 1-flit miss answers, two 5-flit data answers
+    assert r["cluster_flits"] == 6 + 4 + 2 * DATA_FLITS
+
+
+@pytest.mark.parametrize("addr,home", [(A, 0), (B, 1)])
+def test_decoupled_sends_every_request_to_the_home_cache(addr, home):
+    tr = two_sms([ld(101, lanes(addr)), use(101)], chain(150) + [ld(101, lanes(addr)), use(101)])
+    r = run(tr, "decoupled")
+    per = r.raw["l1d_per_cache"]
+    # both SMs' reads are served by the home L1D: a miss and then a hit; no copy elsewhere
+    assert per["accesses"][home] == 2 and per["accesses"][1 - home] == 0
+    assert per["hits"][home] == 1 and r["l1d_home_requests"] == 2
+    assert r["l2_read_accesses"] == 1 and r["l1d_replication"] == 1.0
+    # every request crosses the crossbar, its own SM's too; only another SM's answer crosses back
+    assert r["cluster_flits"] == 2 * REQ_FLITS + DATA_FLITS
+
+
+def test_decoupled_store_goes_to_its_home_and_evicts_there():
+    tr = two_sms([ld(101, lanes(B)), use(101), st(lanes(B), src=(101,)), ld(102, lanes(B)), use(102)],
+                 [alu(dst=(1,))])
+    r = run(tr, "decoupled")
+    per = r.raw["l1d_per_cache"]
+    assert per["write_accesses"] == [0, 1] and per["read_accesses"] == [0, 2]
+    assert per["invalidations"] == [0, 1] and r["l2_write_accesses"] == 1
+    # write-evict at the home: the store hits and drops the line, the next read misses again
+    assert (r["l1d_hits"], r["l1d_misses"]) == (1, 2)
+    # two reads and a store with 128 bytes of data (5 flits) go to SM 1; two answers come back
+    assert r["cluster_flits"] == 2 * REQ_FLITS + DATA_FLITS + 2 * DATA_FLITS
+
+
+def test_ata_writes_only_in_the_local_cache():
+    # SM 1 holds A; SM 0 writes A: write-evict in SM 0's L1D only, so SM 1's copy stays and its
+    # next read hits locally (GPU L1Ds are not coherent; ATA does not change that).
+    tr = two_sms(chain(150) + [st(lanes(A))],
+                 [ld(101, lanes(A)), use(101)] + chain(200) + [ld(102, lanes(A)), use(102)])
+    r = run(tr, "ata")
+    per = r.raw["l1d_per_cache"]
+    assert per["write_accesses"] == [1, 0] and per["hits"] == [0, 1]
+    assert r["cluster_flits"] == 0 and r["l2_write_accesses"] == 1
+
+
+def test_ata_falls_back_to_l2_when_the_remote_line_changed_before_the_read():
+    # A slow cluster network (300 cycles) leaves a wide window: SM 1 compares tags and finds A in
+    # SM 0's L1D, but SM 0's store evicts A before SM 1's read arrives there.
+    slow = {"cluster.latency": 300}
+    m = latency_sum(run(two_sms([ld(101, lanes(A)), use(101)], [alu(dst=(1,))]), "ata", **slow))
+    load1 = int(m) + 120            # SM 1 reads A 120 cycles after SM 0's fill ...
+    store0 = int(m) + 240           # ... and SM 0 stores to A 120 cycles later
+    tr = two_sms([ld(101, lanes(A)), use(101)] + chain((store0 - int(m)) // 4) + [st(lanes(A))],
+                 chain(load1 // 4) + [ld(102, lanes(A)), use(102)])
+    r = run(tr, "ata", **slow)
+    assert r["l1d_remote_fallbacks"] == 1 and r["l1d_remote_hits"] == 0 and r["l1d_remote_reads"] == 0
+    assert r["l2_read_accesses"] == 2 and r["loads"] == 2 and r.raw["requests_live"] == 0
+    # without the store the same read is a remote hit
+    tr = two_sms([ld(101, lanes(A)), use(101)], chain(load1 // 4) + [ld(102, lanes(A)), use(102)])
+    r = run(tr, "ata", **slow)
+    assert r["l1d_remote_fallbacks"] == 0 and r["l1d_remote_hits"] == 1
+
+
+def test_shared_memory_local_and_atomics_behave_as_private():
+    prog = [ld(101, lanes(0x100), opcode="LDS"), ld(102, lanes(0x40000), opcode="LDL"), use(102),
+            ld(103, lanes(A), opcode="ATOMG.E.ADD"), use(103), ld(104, lanes(0x40000), opcode="LDL"), use(104)]
+    tr = two_sms(prog, prog)
+    base = run(tr, "private").metrics
+    for mode in MODES[1:]:
+        r = run(tr, mode)
+        assert r["cluster_flits"] == 0 and r["l1d_remote_hits"] == 0
+        for key in ("cycles", "l1d_accesses", "l1d_hits", "l2_accesses", "l1_latency_avg"):
+            assert r[key] == base[key], (mode, key)
+
+
+# ---- invariants ----------------------------------------------------------------------------
+
+def random_trace(seed=0, ctas=12, warps=4, lines=64):
+    """Warps reading, and sometimes writing, lines of a small shared pool (plenty of inter-core
+    reuse and of writes racing with remote reads) plus private local memory."""
+    rng = np.random.default_rng(seed)
+    programs = []
+    for c in range(ctas):
+        cta = []
+        for w in range(warps):
+            prog = []
+            for i in range(40):
+                base = 0x100000 + int(rng.integers(0, lines)) * 128
+                kind = int(rng.integers(0, 10))
+                if kind < 6:
+                    prog.append(ld(1 + i % 16, lanes(base, n=int(rng.integers(1, 33)))))
+                elif kind < 7:
+                    prog.append(st(lanes(base), src=(1 + (i - 1) % 16,)))
+                elif kind < 8:
+                    prog.append(ld(20, lanes(0x800000 + 128 * (c * warps + w)), opcode="LDL"))
+                else:
+                    prog.append(alu(dst=(30,), src=(1 + i % 16,)))
+            cta.append(prog)
+        programs.append(cta)
+    return build([KernelSpec(programs, name="share1"), KernelSpec(programs[: ctas // 2], name="share2")])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("preset,size", [("ata", 10), ("ata", 3), ("gtx480", 5)])
+def test_every_organisation_conserves_requests(mode, preset, size):
+    trace = random_trace(1)
+    cfg = presets.get(preset).replace(**{"l1d.sharing": mode, "l1d.cluster_size": size})
+    r = simulate(cfg, trace, detail=True)
+    s = trace.summary()
+    assert r["warp_insts"] == s["warp_insts"] and r["thread_insts"] == s["thread_insts"]
+    assert r.raw["requests_live"] == 0
+    assert r["l1d_hits"] + r["l1d_misses"] == r["l1d_accesses"]
+    # a remote hit is a fetch served by another L1D, and every fetch belongs to an access that missed
+    assert r["l1d_remote_hits"] <= r["l1d_misses"]
+    assert np.all(r.line_residency("l1d").sum(axis=1) == r["cycles"])
+    if mode == "decoupled":
+        assert r["l1d_replication"] == 1.0
+    if mode == "private":
+        assert r["cluster_flits"] == 0
+    else:
+        assert r["cluster_flits"] > 0
+    if mode == "ata":
+        assert r["l1d_remote_reads"] == r["l1d_remote_hits"]
+
+
+@pytest.mark.parametrize("mode", MODES[1:])
+def test_a_cluster_of_one_is_private(mode):
+    trace = random_trace(2)
+    cfg = presets.get("ata").replace(**{"l1d.cluster_size": 1})
+    p = simulate(cfg, trace).metrics
+    r = simulate(cfg.replace(**{"l1d.sharing": mode}), trace).metrics
+    assert r == p
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sharing_is_deterministic(mode):
+    trace = random_trace(3)
+    cfg = presets.get("ata").replace(**{"l1d.sharing": mode, "l2.policy": "random"})
+    a, b = simulate(cfg, trace, seed=4), simulate(cfg, trace, seed=4)
+    assert a.metrics == b.metrics
+
+
+def test_sharing_composes_with_allocate_on_fill():
+    trace = random_trace(4)
+    for mode in MODES:
+        r = simulate(presets.get("ata").replace(**{"l1d.sharing": mode, "l1d.allocate": "fill"}), trace)
+        assert r.raw["requests_live"] == 0 and r["l1d_fails_line_alloc"] == 0
+
+
+def test_decoupled_home_contention_serializes_hits():
+    # Ten SMs of a cluster read line A, then all read it again at once: private serves the
+    # second round in ten L1Ds at once; decoupled serves it in A's one home, which takes one
+    # request a cycle and whose reply port sends one 5-flit answer after another.
+    cfg = presets.get("gtx480").replace(**{"core.sms": 10, "l1d.cluster_size": 10, "l1i.size_kb": 0})
+    # The chain does not wait for the first read, so every SM's second read issues in the same cycle.
+    first = [ld(150, lanes(A))]
+    once = build([KernelSpec([[first + [use(150)]] for _ in range(10)])])
+    twice = build([KernelSpec([[first + chain(150) + [ld(151, lanes(A)), use(151), use(150)]] for _ in range(10)])])
+    second = {}
+    for mode in ("private", "decoupled"):
+        c = cfg.replace(**{"l1d.sharing": mode})
+        r = simulate(c, twice)
+        # (decoupled: the home's MSHR entry holds 8 of the first round; the other two retry and hit)
+        assert r["l1d_hits"] == (10 if mode == "private" else 12)
+        second[mode] = latency_sum(r) - latency_sum(simulate(c, once))
+    assert second["private"] == 10 * (BASE["l1d.hit_latency"] + 1)
+    # Nine answers cross back (each request and answer crossing: 1 + 4 and 5 + 4 cycles), and the
+    # k-th answer waits 5 k cycles for the reply port less the k cycles its request arrived later.
+    assert second["decoupled"] - second["private"] >= 9 * (1 + LAT + DATA_FLITS + LAT) + sum(4 * k for k in range(9))
+
+
+def test_bad_sharing_configuration():
+    with pytest.raises(ValueError, match=r"l1d.sharing must be one of private, remote, decoupled, ata, got 'shared'"):
+        BASE.replace(**{"l1d.sharing": "shared"})
+    with pytest.raises(ValueError, match=r"core.sms \(30\) must be a multiple of l1d.cluster_size \(4\)"):
+        simulate(presets.get("ata").replace(**{"l1d.cluster_size": 4}), SAME_LINE)
+
+
+# ---- energy of the added structures ---------------------------------------------------------
+
+def test_sharing_energy_overheads():
+    from gpucachex.techniques import sharing
+
+    trace = random_trace(5)
+    cfg = presets.get("ata")
+    runs = {m: simulate(cfg.replace(**{"l1d.sharing": m}), trace) for m in MODES}
+    assert runs["private"]["l1d_overhead_energy_j"] == 0.0
+    for mode in MODES[1:]:
+        r = runs[mode]
+        parts = sharing.overhead_parts(r.metrics, r.config, energy.EnergyParams())
+        assert r["l1d_overhead_energy_j"] == pytest.approx(sum(parts.values()))
+        # crossbar flits times the energy of a flit
+        flit_j = cfg["icnt.flit_bytes"] * 8 * sharing.XBAR_PJ_PER_BIT_MM * sharing.XBAR_MM * 1e-12
+        assert parts["crossbar_dynamic_j"] == pytest.approx(r["cluster_flits"] * flit_j)
+        # the paper's 5.55 mW (30 SMs in 3 clusters of 10) over the run
+        leak_w = sharing.PAPER_LEAKAGE_MW * 1e-3 * (sharing.XBAR_AREA_MM2 + (mode == "ata") * sharing.CMP_AREA_MM2) / (
+            sharing.XBAR_AREA_MM2 + sharing.CMP_AREA_MM2)
+        assert parts["crossbar_static_j"] + parts.get("comparator_static_j", 0.0) == pytest.approx(
+            leak_w * r["seconds"])
+    assert runs["ata"]["l1d_remote_tag_lookups"] > 0
+    assert sharing.overhead_parts(runs["ata"].metrics, runs["ata"].config, energy.EnergyParams())[
+        "remote_tag_dynamic_j"] > 0
+    # no crossbar in a cluster of one
+    one = cfg.replace(**{"l1d.sharing": "ata", "l1d.cluster_size": 1})
+    r = simulate(one, trace)
+    assert r["l1d_overhead_energy_j"] == 0.0
+
+
+# ---- the experiment and the notebook -------------------------------------------------------
+
+def _frame(rows):
+    import pandas as pd
+
+    return pd.DataFrame([dict(zip(("workload", "l1d.sharing", "ipc", "l1_latency_avg", "l1d_replication"), r),
+                              seed=0, l1_hit_rate=0.5, l1d_remote_hits=0, l2_accesses=10, cluster_flits=0)
+                         for r in rows])
+
+
+def test_experiment_classifies_by_measured_replication_and_averages_ratios():
+    from gpucachex.experiments import ata as exp
+
+    frame = _frame([
+        ("hi", "private", 100, 50, 2.0), ("hi", "remote", 90, 60, 2.0), ("hi", "decoupled", 80, 100, 1.0),
+        ("hi", "ata", 120, 55, 2.0),
+        ("lo", "private", 100, 50, 1.2), ("lo", "remote", 90, 60, 1.2), ("lo", "decoupled", 50, 150, 1.0),
+        ("lo", "ata", 100, 50, 1.2),
+    ])
+    assert exp.locality_classes(frame).to_dict() == {"hi": "high", "lo": "low"}
+    summ = exp.summary(frame).set_index("workload")
+    assert summ.loc["hi", "ipc_ata"] == pytest.approx(1.2) and summ.loc["lo", "l1_latency_decoupled"] == 3.0
+    cmp = exp.paper_comparison(summ.reset_index()).set_index("quantity")["ours"]
+    assert cmp["ata_ipc_vs_private_high"] == pytest.approx(0.2)
+    assert cmp["ata_ipc_vs_decoupled_low"] == pytest.approx(1.0)           # 1.0 / 0.5
+    assert cmp["decoupled_l1_latency_vs_private"] == pytest.approx(1.5)    # mean of 2 and 3, minus 1
+    assert cmp["ata_l1_latency_vs_private"] == pytest.approx(0.05)         # mean of 1.1 and 1.0
+    assert cmp["decoupled_l1_latency_vs_private_max"] == pytest.approx(2.0)
+
+
+@pytest.mark.slow
+def test_experiment_runs_end_to_end(tmp_path, monkeypatch):
+    import tomllib
+    from pathlib import Path
+
+    from gpucachex import experiments
+
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    for name in ("ata_suite", "ata_cluster_size", "ata_bandwidth"):
+        text = (Path(experiments.__file__).resolve().parents[2] / "experiments" / f"{name}.toml").read_text()
+        spec = tomllib.loads(text)
+        assert spec["preset"] == "ata" and "quick" in spec
+        (specs / f"{name}.toml").write_text(text.replace('size = "small"', 'size = "tiny"'))
+    monkeypatch.setenv("GPUCACHEX_EXPERIMENTS", str(specs))
+    ctx = experiments.Context(tmp_path / "out", quick=True, jobs=2)
+    experiments.get("ata").run(ctx)
+    names = {o.name for o in ctx.outputs}
+    assert {"ata_fig3_l1_latency", "ata_fig8_ipc", "ata_fig10_l1_latency", "ata_cluster_size", "ata_bandwidth",
+            "ata_paper_comparison", "ata_summary"} <= names
+    assert all(Path(p).is_file() for o in ctx.outputs for p in o.paths)
+
+
+@pytest.mark.slow
+def test_notebook_runs(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "ata.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    monkeypatch.setenv("GPUCACHEX_NOTEBOOK_SIZE", "tiny")
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
