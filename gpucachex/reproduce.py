@@ -61,12 +61,13 @@ def select(only: Sequence[str] | None) -> list[str]:
 
 
 def reproduce(out_dir: str | os.PathLike, *, quick: bool = False, only: Sequence[str] | None = None,
-              jobs: int | None = None, sweep_options: dict[str, Any] | None = None, log=sys.stderr) -> Report:
+              jobs: int | None = None, sweep_options: dict[str, Any] | None = None, log=None) -> Report:
     """Run the selected experiments into <out_dir>/<name>/ and write <out_dir>/index.md and index.html.
     An experiment that fails is reported (on the index page too) and the others still run.
     `sweep_options` go to every sweep (store, executor, address, progress)."""
     from gpucachex.experiments import Context, get
 
+    log = log or sys.stderr
     names = select(only)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -88,8 +89,9 @@ def reproduce(out_dir: str | os.PathLike, *, quick: bool = False, only: Sequence
         run.outputs = list(ctx.outputs)
         if run.error is None:
             figures = sum(o.kind == "figure" for o in run.outputs)
-            print(f"[{i}/{len(names)}] {name}: {figures} figures, {len(run.outputs) - figures} tables in "
-                  f"{run.seconds:.0f} s", file=log, flush=True)
+            tables = len(run.outputs) - figures
+            print(f"[{i}/{len(names)}] {name}: {figures} figure{'s' * (figures != 1)}, {tables} "
+                  f"table{'s' * (tables != 1)} in {run.seconds:.0f} s", file=log, flush=True)
         runs.append(run)
     report = Report(out, quick, runs, time.perf_counter() - t0, [])
     report.index = [write_markdown(report), write_html(report)]

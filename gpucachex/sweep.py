@@ -173,7 +173,7 @@ def expand_grid(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None) ->
 
 _MODEL_VERSION: str | None = None
 # Package files that do not change what a run computes: editing them keeps stored results valid.
-_NOT_MODEL = {"cli.py", "plot.py", "sweep.py", "store.py", "__main__.py"}
+_NOT_MODEL = {"cli.py", "plot.py", "sweep.py", "store.py", "reproduce.py", "__main__.py"}
 
 
 def model_version() -> str:
