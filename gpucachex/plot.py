@@ -4,11 +4,16 @@ pareto (with pareto_front, the rows on the frontier), and save (PNG and PDF).
 """
 from __future__ import annotations
 
+import os
+import sys
 from typing import Sequence
 
 import matplotlib
 
-matplotlib.use("Agg", force=False)
+# Scripts, CI and `gpucachex reproduce` have no display: draw off-screen, unless a backend was chosen
+# already (a notebook's inline backend, MPLBACKEND, or a program that imported pyplot first).
+if "ipykernel" not in sys.modules and "matplotlib.pyplot" not in sys.modules and not os.environ.get("MPLBACKEND"):
+    matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 

@@ -531,6 +531,13 @@ class _DaskRunner:
                 self.cluster.close()
 
 
+def _interactive() -> bool:
+    """Running in a Jupyter kernel, whose stderr is no terminal but shows a text progress bar."""
+    import sys
+
+    return "ipykernel" in sys.modules
+
+
 def _cpu_count() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -552,14 +559,14 @@ def sweep(base: Config | str, grid=None, workloads: Sequence[Any] = (), *, seeds
     ``"threads"`` (a thread pool; default), ``"processes"`` (spawned worker processes) or ``"dask"`` (a
     Dask distributed cluster at `address`, or a LocalCluster of `jobs` workers when no address is
     given). `jobs`: workers (default: every core). `progress`: a progress bar with ETA on stderr (None:
-    when stderr is a terminal). `errors`: ``"raise"`` (default: after every other run finished, raise
+    when stderr is a terminal or in a notebook). `errors`: ``"raise"`` (default: after every other run finished, raise
     SweepError naming the failed runs) or ``"skip"`` (leave their rows out). Failed runs are recorded
     in the store with their error and retried by the next sweep.
 
     The frame's ``attrs["sweep"]`` counts runs, runs read from the store, simulated and failed.
     """
     import pandas as pd
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     if isinstance(base, str):
         from gpucachex import presets
@@ -601,7 +608,7 @@ def sweep(base: Config | str, grid=None, workloads: Sequence[Any] = (), *, seeds
                 runner = _DaskRunner(jobs, address, traces)
             bar = None if progress is False else tqdm(
                 total=len(unique), initial=stored, unit="run", desc=desc or "sweep", dynamic_ncols=True,
-                smoothing=0.1, disable=None if progress is None else False)  # None: only on a terminal
+                smoothing=0.1, disable=False if progress or _interactive() else None)  # None: only on a terminal
             cancel = True
             try:
                 inflight: dict[Any, Point] = {}
