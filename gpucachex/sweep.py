@@ -69,13 +69,18 @@ def _values(where: str, key: str, values: Any, scalars: bool) -> list[Any]:
         raise TypeError(f"{where}[{key!r}] must be a list of values, got a mapping {dict(values)!r}")
     if not _is_values(values):
         if scalars:
-            return [values]
+            return [_plain(values)]
         raise TypeError(f"{where}[{key!r}] must be a list of values, got {values!r} (put a single value in the "
                         f"base configuration, or use a list of sub-grids)")
-    out = list(values)
+    out = [_plain(v) for v in values]
     if not out:
         raise ValueError(f"{where}[{key!r}] has no values")
     return out
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars (from np.arange, np.linspace, ...) as Python numbers, which configurations take."""
+    return value.item() if type(value).__module__ == "numpy" and hasattr(value, "item") else value
 
 
 def _zip_axis(group: Any, where: str, scalars: bool) -> list[dict[str, Any]]:
@@ -315,6 +320,8 @@ def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = 
     workloads and seeds are validated up front: a bad grid fails before any run."""
     if not isinstance(base, Config):
         raise TypeError(f"base must be a Config (or a preset name), got {type(base).__name__}")
+    if isinstance(workloads, (str, os.PathLike, Trace)):
+        workloads = [workloads]   # one workload, not the characters of its name
     workloads = list(workloads)
     if not workloads:
         raise ValueError("a sweep needs at least one workload")
@@ -464,9 +471,13 @@ class _ProcessRunner:
     """Runs on worker processes of this machine (spawned: no state inherited by fork); workers rebuild
     named and file workloads themselves, in-memory Traces are sent once per worker."""
 
+    BROKEN_HINT = ("a worker process died: a run crashed it, or the script lacks the `if __name__ == "
+                   "'__main__':` guard that spawned workers need")
+
     def __init__(self, jobs: int, traces: dict[str, Trace]):
         self.jobs, self.traces = jobs, traces
         self.window = 2 * jobs
+        self.restarts = 0   # pools that broke since a run last finished
         self._start()
 
     def _start(self):
@@ -483,13 +494,20 @@ class _ProcessRunner:
             return self.pool.submit(_execute, _ship_config(p.config), p.ref, p.seed)
         except BrokenProcessPool:  # a run killed its worker: start a fresh pool for the remaining runs
             self.pool.shutdown(wait=False, cancel_futures=True)
+            self.restarts += 1
+            if self.restarts > 3:
+                raise RuntimeError(f"{self.BROKEN_HINT}; stopped after {self.restarts} attempts "
+                                   f"(finished runs are kept)") from None
             self._start()
             return self.pool.submit(_execute, _ship_config(p.config), p.ref, p.seed)
 
     def wait(self, futures):
         from concurrent.futures import FIRST_COMPLETED, wait
 
-        return wait(futures, return_when=FIRST_COMPLETED).done
+        done = wait(futures, return_when=FIRST_COMPLETED).done
+        if any(f.exception() is None for f in done):
+            self.restarts = 0
+        return done
 
     def close(self, cancel: bool = False) -> None:
         self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
@@ -629,7 +647,8 @@ def sweep(base: Config | str, grid=None, workloads: Sequence[Any] = (), *, seeds
                         try:
                             status, a, b = fut.result()
                         except Exception as exc:  # the worker died (BrokenProcessPool, KilledWorker, ...)
-                            status, a, b = "error", f"{type(exc).__name__}: {exc}", traceback.format_exc()
+                            hint = f" ({_ProcessRunner.BROKEN_HINT})" if type(exc).__name__ == "BrokenProcessPool" else ""
+                            status, a, b = "error", f"{type(exc).__name__}: {exc}{hint}", traceback.format_exc()
                         if status == "ok":
                             results[p.key()] = (a, b)
                             if store is not None:

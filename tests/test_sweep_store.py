@@ -97,6 +97,12 @@ def test_bad_sweep_arguments_fail_before_running(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+def test_numpy_grid_values_and_a_single_workload():
+    df = sweep(BASE, {"l1d.ways": np.array([2, 4]), "l1d.size_kb": np.linspace(16, 32, 2)}, "vectoradd:tiny", jobs=1)
+    assert df[["l1d.ways", "l1d.size_kb"]].values.tolist() == [[2, 16.0], [2, 32.0], [4, 16.0], [4, 32.0]]
+    assert set(df["workload"]) == {"vectoradd:tiny"}
+
+
 def test_rows_of_sub_grids_share_columns_with_configuration_values():
     grid = [{"label": "base"}, {"label": "big", "l1d.size_kb": 64, "l1d.ways": 8},
             {"zip": {"label": ["l2x2"], "l2.size_kb": [1536]}}]
