@@ -270,7 +270,7 @@ class ResultsStore:
             raise StoreError(f"{self.path}: integrity check failed: {result}")
 
 
-def open_store(store: "ResultsStore | str | os.PathLike | None") -> tuple["ResultsStore | None", bool]:
+def open_store(store: ResultsStore | str | os.PathLike | None) -> tuple[ResultsStore | None, bool]:
     """(store, opened here): a ResultsStore from a store or a path; None stays None."""
     if store is None or isinstance(store, ResultsStore):
         return store, False

@@ -565,6 +565,43 @@ def _cpu_count() -> int:
 
 # ---- the sweep ------------------------------------------------------------------------------------
 
+def _dispatch(runner, pending: collections.deque, store, results: dict, failures: list, bar) -> int:
+    """Run the pending points, at most `runner.window` at a time, committing each result to the store as
+    it arrives. Returns how many runs another sweep stored meanwhile (read instead of simulated)."""
+    found = 0
+    inflight: dict[Any, Point] = {}
+    while pending or inflight:
+        while pending and len(inflight) < runner.window:
+            p = pending.popleft()
+            if store is not None and p.key() in store:   # another sweep finished it meanwhile
+                results[p.key()] = store.get(p.key())
+                found += 1
+                if bar is not None:
+                    bar.update(1)
+                continue
+            inflight[runner.submit(p)] = p
+        if not inflight:
+            break
+        for fut in runner.wait(inflight):
+            p = inflight.pop(fut)
+            try:
+                status, a, b = fut.result()
+            except Exception as exc:  # the worker died (BrokenProcessPool, KilledWorker, ...)
+                hint = f" ({_ProcessRunner.BROKEN_HINT})" if type(exc).__name__ == "BrokenProcessPool" else ""
+                status, a, b = "error", f"{type(exc).__name__}: {exc}{hint}", traceback.format_exc()
+            if status == "ok":
+                results[p.key()] = (a, b)
+                if store is not None:
+                    store.put(p.info(), p.config, a, b)
+            else:
+                failures.append((p, a, b))
+                if store is not None:
+                    store.put_failure(p.info(), a, b)
+            if bar is not None:
+                bar.update(1)
+    return found
+
+
 def sweep(base: Config | str, grid=None, workloads: Sequence[Any] = (), *, seeds: Sequence[int] = (0,),
           store=None, executor: str = "local", jobs: int | None = None, address: str | None = None,
           progress: bool | None = None, errors: str = "raise", desc: str | None = None):
@@ -577,9 +614,10 @@ def sweep(base: Config | str, grid=None, workloads: Sequence[Any] = (), *, seeds
     ``"threads"`` (a thread pool; default), ``"processes"`` (spawned worker processes) or ``"dask"`` (a
     Dask distributed cluster at `address`, or a LocalCluster of `jobs` workers when no address is
     given). `jobs`: workers (default: every core). `progress`: a progress bar with ETA on stderr (None:
-    when stderr is a terminal or in a notebook). `errors`: ``"raise"`` (default: after every other run finished, raise
-    SweepError naming the failed runs) or ``"skip"`` (leave their rows out). Failed runs are recorded
-    in the store with their error and retried by the next sweep.
+    when stderr is a terminal or in a notebook). `errors`: ``"raise"`` (default: after every other run
+    finished, raise SweepError naming the failed runs) or ``"skip"`` (leave their rows out). Failed runs
+    are recorded in the store with their error and retried by the next sweep. `desc`: the progress
+    bar's label.
 
     The frame's ``attrs["sweep"]`` counts runs, runs read from the store, simulated and failed.
     """
@@ -629,36 +667,7 @@ def sweep(base: Config | str, grid=None, workloads: Sequence[Any] = (), *, seeds
                 smoothing=0.1, disable=False if progress or _interactive() else None)  # None: only on a terminal
             cancel = True
             try:
-                inflight: dict[Any, Point] = {}
-                while pending or inflight:
-                    while pending and len(inflight) < runner.window:
-                        p = pending.popleft()
-                        if store is not None and p.key() in store:   # another sweep finished it meanwhile
-                            results[p.key()] = store.get(p.key())
-                            stored += 1
-                            if bar is not None:
-                                bar.update(1)
-                            continue
-                        inflight[runner.submit(p)] = p
-                    if not inflight:
-                        break
-                    for fut in runner.wait(inflight):
-                        p = inflight.pop(fut)
-                        try:
-                            status, a, b = fut.result()
-                        except Exception as exc:  # the worker died (BrokenProcessPool, KilledWorker, ...)
-                            hint = f" ({_ProcessRunner.BROKEN_HINT})" if type(exc).__name__ == "BrokenProcessPool" else ""
-                            status, a, b = "error", f"{type(exc).__name__}: {exc}{hint}", traceback.format_exc()
-                        if status == "ok":
-                            results[p.key()] = (a, b)
-                            if store is not None:
-                                store.put(p.info(), p.config, a, b)
-                        else:
-                            failures.append((p, a, b))
-                            if store is not None:
-                                store.put_failure(p.info(), a, b)
-                        if bar is not None:
-                            bar.update(1)
+                stored += _dispatch(runner, pending, store, results, failures, bar)
                 cancel = False
             finally:
                 if bar is not None:
