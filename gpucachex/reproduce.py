@@ -23,6 +23,7 @@ class ExperimentRun:
     title: str
     folder: Path
     outputs: list = field(default_factory=list)   # gpucachex.experiments.Output
+    page: Path | None = None                       # the paper's page (experiments/<name>.md), copied
     seconds: float = 0.0
     error: str | None = None
     traceback: str | None = None
@@ -87,6 +88,7 @@ def reproduce(out_dir: str | os.PathLike, *, quick: bool = False, only: Sequence
             print(f"[{i}/{len(names)}] {name}: FAILED: {run.error}", file=log, flush=True)
         run.seconds = time.perf_counter() - start
         run.outputs = list(ctx.outputs)
+        run.page = _copy_page(name, run.folder)
         if run.error is None:
             figures = sum(o.kind == "figure" for o in run.outputs)
             tables = len(run.outputs) - figures
@@ -96,6 +98,23 @@ def reproduce(out_dir: str | os.PathLike, *, quick: bool = False, only: Sequence
     report = Report(out, quick, runs, time.perf_counter() - t0, [])
     report.index = [write_markdown(report), write_html(report)]
     return report
+
+
+def _copy_page(name: str, folder: Path) -> Path | None:
+    """Copy experiments/<name>.md (how the numbers compare with the paper's) next to the figures, so the
+    output folder stands on its own."""
+    from gpucachex.experiments import experiments_dir
+
+    try:
+        source = experiments_dir() / f"{name}.md"
+    except FileNotFoundError:
+        return None
+    if not source.is_file():
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / source.name
+    target.write_bytes(source.read_bytes())
+    return target
 
 
 # ---- index pages ----------------------------------------------------------------------------------
@@ -126,6 +145,8 @@ def write_markdown(report: Report) -> Path:
         lines += ["", f'<a id="{run.name}"></a>', "", f"## {run.title}", "",
                   f"Experiment `{run.name}`, folder [`{_rel(run.folder, root)}/`]({_rel(run.folder, root)}/), "
                   f"{run.seconds:.0f} s."]
+        if run.page is not None:
+            lines += ["", f"How these numbers compare with the paper's: [{run.page.name}]({_rel(run.page, root)})."]
         if run.error:
             lines += ["", f"**Failed:** {run.error}", "", "```", (run.traceback or "").rstrip(), "```"]
         for o in run.outputs:
@@ -157,6 +178,9 @@ def write_html(report: Report) -> Path:
         body += [f'<h2 id="{e(run.name)}">{e(run.title)}</h2>',
                  f'<p>Experiment <code>{e(run.name)}</code>, folder <a href="{e(folder)}/">{e(folder)}/</a>, '
                  f"{run.seconds:.0f} s.</p>"]
+        if run.page is not None:
+            body.append(f'<p>How these numbers compare with the paper\'s: <a href="{e(_rel(run.page, root))}">'
+                        f"{e(run.page.name)}</a>.</p>")
         if run.error:
             body += [f'<p class="error"><b>Failed:</b> {e(run.error)}</p>', f"<pre>{e(run.traceback or '')}</pre>"]
         for o in run.outputs:

@@ -249,8 +249,8 @@ class ResultsStore:
             self._db.execute("INSERT OR IGNORE INTO configs VALUES (?, ?, ?)",
                              (info["config_key"], config.name, _dumps(config.to_dict())))
             cur = self._db.execute("INSERT OR IGNORE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                   (*values, json.dumps(clean, separators=(",", ":")), float(wall_seconds), time.time(), socket.gethostname(),
-                                    os.getpid()))
+                                   (*values, json.dumps(clean, separators=(",", ":")), float(wall_seconds),
+                                    time.time(), socket.gethostname(), os.getpid()))
             self._db.execute("DELETE FROM failures WHERE run_key = ?", (info["run_key"],))
             return cur.rowcount == 1
 

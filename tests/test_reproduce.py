@@ -46,6 +46,7 @@ def registry(tmp_path, monkeypatch):
     specs = tmp_path / "specs"
     specs.mkdir()
     (specs / "tiny_ways.toml").write_text(SPEC)
+    (specs / "tiny.md").write_text("# tiny\n\nThe paper's numbers and ours.\n")
     monkeypatch.setenv("GPUCACHEX_EXPERIMENTS", str(specs))
     for name, run in (("tiny", _tiny_run), ("broken", _broken_run)):
         module = types.ModuleType(f"gpucachex_tests.{name}")
@@ -76,7 +77,9 @@ def test_reproduce_writes_folders_figures_csvs_and_index(registry, tmp_path, cap
     assert "[tiny_ways.csv](tiny/tiny_ways.csv): Cycles of a tiny sweep over L1D ways" in md
     assert sorted(_links(md)) == sorted(["tiny/", "tiny/cycles.png", "tiny/cycles.png", "tiny/cycles.pdf",
                                          "tiny/hit_rate.png", "tiny/hit_rate.png", "tiny/hit_rate.pdf",
-                                         "tiny/tiny_ways.csv"])
+                                         "tiny/tiny_ways.csv", "tiny/tiny.md"])
+    assert all((out / link).exists() for link in _links(md))
+    assert "The paper's numbers and ours." in (out / "tiny" / "tiny.md").read_text()
     page = (out / "index.html").read_text()
     assert '<img src="tiny/cycles.png" alt="Cycles normalised to 4 ways">' in page
     assert '<a href="tiny/tiny_ways.csv">tiny_ways.csv</a>' in page
