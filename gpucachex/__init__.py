@@ -6,9 +6,12 @@ builds configurations, loads and generates workloads, runs sweeps and computes e
 from gpucachex.config import Config
 from gpucachex.functional import cache_run, policies
 from gpucachex.sim import Result, simulate
+from gpucachex.store import ResultsStore
+from gpucachex.sweep import normalize, sweep
 from gpucachex.trace import Kernel, Trace
 from gpucachex.traceio import load_trace
 
 __version__ = "0.1.0"
 
-__all__ = ["Config", "Kernel", "Result", "Trace", "cache_run", "load_trace", "policies", "simulate", "__version__"]
+__all__ = ["Config", "Kernel", "Result", "ResultsStore", "Trace", "cache_run", "load_trace", "normalize", "policies",
+           "simulate", "sweep", "__version__"]

@@ -291,6 +291,106 @@ def cmd_keys(args) -> int:
             f"{s.min:g}..{s.max:g}"
         print(f"  {s.name:<34} {s.type:<9} default {s.default!s:<10} {rng}\n      {s.doc}")
     return 0
+# ---- sweeps and reproduce ------------------------------------------------------------------
+
+def _sweep_options(args) -> dict:
+    """Store, executor and progress options shared by `sweep` and `reproduce`."""
+    from gpucachex.store import ResultsStore, StoreError
+
+    if args.address and args.executor != "dask":
+        raise CliError("--address needs --executor dask")
+    if args.jobs is not None and args.jobs < 1:
+        raise CliError(f"--jobs must be at least 1, got {args.jobs}")
+    options = {"executor": "local" if args.executor == "threads" else args.executor, "progress": not args.no_progress}
+    if args.address:
+        options["address"] = args.address
+    if not args.no_store:
+        path = Path(args.store) if args.store else Path(args.out) / args.default_store
+        try:
+            options["store"] = ResultsStore(path)
+        except StoreError as exc:
+            raise CliError(str(exc)) from None
+    return options
+
+
+def cmd_sweep(args) -> int:
+    from gpucachex.experiments import Context, load_spec
+
+    try:
+        spec = load_spec(args.spec, quick=args.quick)
+    except (FileNotFoundError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    options = _sweep_options(args)
+    options["errors"] = "skip"  # failed runs are listed below; the others' rows are still written
+    ctx = Context(out_dir=Path(args.out), quick=args.quick, jobs=args.jobs, sweep_options=options)
+    try:
+        frame = ctx.sweep(spec["path"])
+    except (KeyError, ValueError, TypeError, FileNotFoundError) as exc:
+        raise CliError(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)) from None
+    finally:
+        if "store" in options:
+            options["store"].close()
+    csv = ctx.outputs[-1].paths[0]
+    written = [csv]
+    if args.parquet:
+        parquet = str(Path(csv).with_suffix(".parquet"))
+        frame.to_parquet(parquet, index=False)
+        written.append(parquet)
+    stats = frame.attrs.get("sweep", {})
+    store = f" (store {options['store'].path})" if "store" in options else ""
+    print(f"{spec['name']}: {stats.get('runs', len(frame))} runs: {stats.get('stored', 0)} from the store{store}, "
+          f"{stats.get('simulated', len(frame))} simulated, {stats.get('failed', 0)} failed; wrote {', '.join(written)}")
+    for failure in frame.attrs.get("failures", [])[:10]:
+        print(f"  failed: {failure['workload']} seed {failure['seed']} {failure['params']}: {failure['error']}",
+              file=sys.stderr)
+    return 1 if stats.get("failed") else 0
+
+
+def cmd_reproduce(args) -> int:
+    from gpucachex.reproduce import reproduce, select
+
+    try:
+        select(args.only)
+    except KeyError as exc:
+        raise CliError(exc.args[0]) from None
+    options = _sweep_options(args)
+    try:
+        report = reproduce(args.out, quick=args.quick, only=args.only, jobs=args.jobs, sweep_options=options)
+    finally:
+        if "store" in options:
+            options["store"].close()
+    figures = sum(o.kind == "figure" for r in report.runs for o in r.outputs)
+    print(f"{len(report.runs)} experiments, {figures} figures in {report.seconds:.0f} s; index: "
+          f"{', '.join(str(p) for p in report.index)}")
+    if report.failed:
+        print(f"failed: {', '.join(r.name for r in report.failed)} (see the index page)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _add_sweep_commands(sub) -> None:
+    running = argparse.ArgumentParser(add_help=False)
+    running.add_argument("--quick", action="store_true", help="the specs' [quick] variants: minutes on a laptop")
+    running.add_argument("--store", metavar="PATH", help="results store (SQLite file); default: OUT/results.sqlite")
+    running.add_argument("--no-store", action="store_true", help="keep no results store (nothing to resume from)")
+    running.add_argument("--executor", choices=["local", "threads", "processes", "dask"], default="local",
+                         help="local/threads: a thread pool (default); processes; dask: a Dask cluster")
+    running.add_argument("--jobs", type=int, metavar="N", help="workers (default: every core)")
+    running.add_argument("--address", metavar="tcp://HOST:PORT",
+                         help="Dask scheduler (with --executor dask; default: a local cluster)")
+    running.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+    p = sub.add_parser("sweep", parents=[running], help="run a sweep spec (experiments/NAME.toml) into a CSV")
+    p.add_argument("spec", help="a sweep spec: a TOML file, or the name of one in experiments/")
+    p.add_argument("--out", default="results", help="folder for NAME.csv and the default store (default: results)")
+    p.add_argument("--parquet", action="store_true", help="also write NAME.parquet")
+    p.set_defaults(func=cmd_sweep, default_store="results.sqlite")
+
+    p = sub.add_parser("reproduce", parents=[running],
+                       help="run every paper's experiments: figures (PNG, PDF), CSVs and an index page")
+    p.add_argument("--out", required=True, help="output folder (one subfolder per experiment, index.md, index.html)")
+    p.add_argument("--only", action="append", metavar="NAME[,NAME]", help="run only these experiments")
+    p.set_defaults(func=cmd_reproduce, default_store="results.sqlite")
 
 
 # ---- parser ---------------------------------------------------------------------------------
@@ -363,6 +463,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", metavar="KEY=VALUE", help="override a model parameter, e.g. n=64")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_workloads)
+
+    _add_sweep_commands(sub)
     return parser
 
 
@@ -374,6 +476,9 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as exc:
         print(f"gpucachex {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"gpucachex {args.command}: interrupted (finished runs are kept in the results store)", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

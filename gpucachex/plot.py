@@ -1,13 +1,19 @@
 """Figures in the style of the papers. Each function takes a DataFrame (a sweep's rows) and returns a
-matplotlib Figure; none of them simulates.
+matplotlib Figure; none of them simulates: normalized_bars, lines, stacked_bars, histogram, heatmap,
+pareto (with pareto_front, the rows on the frontier), and save (PNG and PDF).
 """
 from __future__ import annotations
 
+import os
+import sys
 from typing import Sequence
 
 import matplotlib
 
-matplotlib.use("Agg", force=False)
+# Scripts, CI and `gpucachex reproduce` have no display: draw off-screen, unless a backend was chosen
+# already (a notebook's inline backend, MPLBACKEND, or a program that imported pyplot first).
+if "ipykernel" not in sys.modules and "matplotlib.pyplot" not in sys.modules and not os.environ.get("MPLBACKEND"):
+    matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -79,6 +85,148 @@ def stacked_bars(frame, columns: Sequence[str], *, by: str = "workload", labels:
     ax.set_xticks(range(len(data)), data.index, rotation=45, ha="right")
     ax.set_ylabel(ylabel)
     ax.legend(fontsize="x-small", ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.35))
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def histogram(frame, x: str | None = None, *, columns: Sequence[str] | None = None, hue: str | None = None,
+              labels: Sequence[str] | None = None, bins: int | Sequence[float] = 20, density: bool = False,
+              xlabel: str | None = None, ylabel: str | None = None, title: str = "", logx: bool = False, ax=None):
+    """A histogram, either of the values of column `x` over the rows (binned here; one outline per
+    `hue` value), or of already binned data: `columns` hold one bucket each (the per-block access-count
+    buckets A0, A1, A2-3, ...), drawn as bars of the mean over the rows, one series per `hue` value."""
+    if (x is None) == (columns is None):
+        raise ValueError("histogram needs either x (a column of values) or columns (one column per bucket)")
+    for col in [x] if x is not None else list(columns):
+        if col not in frame.columns:
+            raise KeyError(f"no column {col!r} in the frame")
+    if hue is not None and hue not in frame.columns:
+        raise KeyError(f"no column {hue!r} in the frame")
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6, 3.5))
+    groups = [(None, frame)] if hue is None else list(frame.groupby(hue, sort=False))
+    if x is not None:
+        values = frame[x].dropna().to_numpy(dtype=float)
+        if logx:
+            positive = values[values > 0]
+            if positive.size == 0:
+                raise ValueError(f"logx needs positive values of {x!r}")
+            edges = np.geomspace(positive.min(), positive.max(), (bins if isinstance(bins, int) else len(bins)) + 1) \
+                if isinstance(bins, int) else np.asarray(bins, dtype=float)
+            ax.set_xscale("log")
+        else:
+            edges = np.histogram_bin_edges(values, bins=bins)
+        for name, rows in groups:
+            ax.hist(rows[x].dropna().to_numpy(dtype=float), bins=edges, density=density,
+                    histtype="step" if hue is not None else "bar", linewidth=1.5,
+                    label=None if name is None else str(name))
+        ax.set_xlabel(xlabel or x)
+        ax.set_ylabel(ylabel or ("density" if density else "runs"))
+    else:
+        columns = list(columns)
+        names = list(labels) if labels is not None else columns
+        if len(names) != len(columns):
+            raise ValueError(f"{len(names)} labels for {len(columns)} columns")
+        width = 0.8 / len(groups)
+        pos = np.arange(len(columns))
+        for i, (name, rows) in enumerate(groups):
+            heights = rows[columns].mean().to_numpy(dtype=float)
+            if density and heights.sum() > 0:
+                heights = heights / heights.sum()
+            ax.bar(pos + (i - (len(groups) - 1) / 2) * width, heights, width, label=None if name is None else str(name))
+        ax.set_xticks(pos, names, rotation=45, ha="right")
+        ax.set_xlabel(xlabel or "")
+        ax.set_ylabel(ylabel or ("fraction" if density else "mean"))
+    if hue is not None:
+        ax.legend(fontsize="small", ncol=2)
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def heatmap(frame, x: str, y: str, value: str, *, agg: str = "mean", fmt: str = ".3g", cmap: str = "viridis",
+            xlabel: str | None = None, ylabel: str | None = None, title: str = "", annotate: bool = True, ax=None):
+    """`value` (aggregated with `agg` over the other columns: workloads, seeds) over two swept keys,
+    `x` across and `y` down, each cell annotated."""
+    for col in (x, y, value):
+        if col not in frame.columns:
+            raise KeyError(f"no column {col!r} in the frame")
+    table = frame.pivot_table(index=y, columns=x, values=value, aggfunc=agg).sort_index().sort_index(axis=1)
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(
+        figsize=(max(4.0, 0.9 * table.shape[1] + 2.5), max(3.0, 0.5 * table.shape[0] + 1.5)))
+    data = table.to_numpy(dtype=float)
+    image = ax.imshow(data, cmap=cmap, aspect="auto", origin="lower")
+    ax.set_xticks(range(table.shape[1]), [str(c) for c in table.columns])
+    ax.set_yticks(range(table.shape[0]), [str(r) for r in table.index])
+    if annotate:
+        finite = data[np.isfinite(data)]
+        middle = (finite.min() + finite.max()) / 2 if finite.size else 0.0
+        for (i, j), v in np.ndenumerate(data):
+            if np.isfinite(v):
+                ax.text(j, i, format(v, fmt), ha="center", va="center", fontsize="small",
+                        color="white" if v < middle else "black")
+    fig.colorbar(image, ax=ax, label=f"{value} ({agg})")
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or y)
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def pareto_front(frame, x: str, y: str, *, minimize_x: bool = True, maximize_y: bool = True):
+    """A boolean Series: True for the rows no other row dominates (one at least as good in both `x` and
+    `y` and better in one; by default lower `x`, e.g. energy, and higher `y`, e.g. IPC, are better).
+    Rows with a missing value are never on the front."""
+    import pandas as pd
+
+    for col in (x, y):
+        if col not in frame.columns:
+            raise KeyError(f"no column {col!r} in the frame")
+    xs = frame[x].to_numpy(dtype=float) * (1 if minimize_x else -1)
+    ys = frame[y].to_numpy(dtype=float) * (-1 if maximize_y else 1)   # both "lower is better" now
+    ok = np.isfinite(xs) & np.isfinite(ys)
+    front = np.zeros(len(frame), dtype=bool)
+    for i in np.flatnonzero(ok):
+        better_eq = ok & (xs <= xs[i]) & (ys <= ys[i])
+        strictly = (xs < xs[i]) | (ys < ys[i])
+        front[i] = not np.any(better_eq & strictly)
+    return pd.Series(front, index=frame.index, name="pareto")
+
+
+def pareto(frame, x: str = "cache_energy_j", y: str = "ipc", *, by: str | Sequence[str] | None = None,
+           minimize_x: bool = True, maximize_y: bool = True, annotate: bool = True, xlabel: str | None = None,
+           ylabel: str | None = None, title: str = "", ax=None):
+    """Energy against performance, one point per row, or per `by` group (the mean of `x` and `y` over
+    the group's rows: workloads, seeds), with the Pareto frontier marked (lower `x` and higher `y` are
+    better by default) and, with `annotate`, each point labelled with its `by` values."""
+    import pandas as pd
+
+    for col in (x, y):
+        if col not in frame.columns:
+            raise KeyError(f"no column {col!r} in the frame")
+    if by is not None:
+        keys = [by] if isinstance(by, str) else list(by)
+        for k in keys:
+            if k not in frame.columns:
+                raise KeyError(f"no column {k!r} in the frame")
+        data = frame.groupby(keys, sort=False, dropna=False)[[x, y]].mean().reset_index()
+        names = [", ".join(str(v) for v in row) for row in data[keys].itertuples(index=False)]
+    else:
+        data = frame[[x, y]].reset_index(drop=True)
+        names = [str(i) for i in range(len(data))]
+    front = pareto_front(data, x, y, minimize_x=minimize_x, maximize_y=maximize_y).to_numpy()
+    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6, 4))
+    ax.scatter(data[x][~front], data[y][~front], color="0.6", label="dominated", zorder=2)
+    ax.scatter(data[x][front], data[y][front], color="tab:red", label="Pareto frontier", zorder=3)
+    ordered = pd.DataFrame({"x": data[x][front], "y": data[y][front]}).sort_values("x")
+    ax.step(ordered["x"], ordered["y"], where="post" if minimize_x else "pre", color="tab:red",
+            linewidth=1, zorder=1)
+    if annotate and by is not None:
+        for name, xv, yv in zip(names, data[x], data[y]):
+            ax.annotate(name, (xv, yv), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or y)
+    ax.legend(fontsize="small")
     ax.set_title(title)
     fig.tight_layout()
     return fig

@@ -1,20 +1,285 @@
-"""Parameter sweeps: the cartesian product of dotted-key grids over workloads and seeds, one
-DataFrame row per run, run on a thread pool (the C core releases the GIL).
+"""Parameter sweeps: grids of dotted configuration keys expanded over workloads and seeds, one DataFrame
+row per run, run on threads (the C core releases the GIL), processes or a Dask cluster, optionally
+through a results store (gpucachex.store) that makes them resumable.
 
->>> df = sweep(presets.get("loscache"), {"l2.power": ["none", "loscache"]}, ["bfs", "sgemm"])
+>>> df = sweep(presets.get("loscache"), {"l2.power": ["none", "loscache"]}, ["bfs", "sgemm"], store="results/s.sqlite")
 >>> normalize(df, "l2_energy_j", baseline={"l2.power": "none"})
+
+Grids (`expand_grid`):
+
+- ``{"l1d.ways": [2, 4], "l2.ways": [8, 16]}``: the cartesian product (4 points); every value is a list.
+- ``{"zip": {"l1d.size_kb": [16, 32], "l1d.ways": [4, 8]}}``: keys that advance together (2 points);
+  a zip group is one axis of the product (``"zip": [{...}, {...}]`` for several groups).
+- ``{"l2.power": ["none", "loscache"], "when": [{"if": {"l2.power": "loscache"},
+  "grid": {"l2.loscache.prediction_period": [50, 100]}}]}``: a conditional grid: points that match
+  ``if`` (a value, or a list of accepted values, per swept key) are multiplied by ``grid``; the others
+  are kept once (3 points here).
+- ``[{...}, {...}]``: a list of sub-grids, each expanded as above, concatenated (duplicates dropped);
+  in a sub-grid a single value means that value (so a list of ``{key: value}`` points works too).
+- ``"label"`` is not a configuration key but a column: name points (``{"zip": {"label": ["base",
+  "big"], "l1d.size_kb": [16, 64]}}``) and normalize against a named baseline (``baseline="base"``).
+
+Each row holds every swept key (rows from sub-grids that do not sweep a key get the configuration's
+value), `workload`, `seed`, `config_key`, `run_key`, `preset`, every metric and energy term of
+`Result.metrics`, and `wall_seconds`. The run key is a digest of the configuration's key, a canonical
+workload identity (``name:size`` for built-in models, a content digest for files and Trace objects),
+the seed and `model_version()`: equal on every machine, and new whenever the model's code changes.
+
+The package exports the function as `gpucachex.sweep`, which hides this module's name on the package:
+import the rest with ``from gpucachex.sweep import expand_grid, points, ...``.
 """
 from __future__ import annotations
 
+import collections
+import hashlib
 import itertools
+import json
+import numbers
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
+import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from gpucachex.config import Config, resolve_key
-from gpucachex.trace import Trace
+from gpucachex.store import STORE_FORMAT, clean_value, open_store
+from gpucachex.trace import INST_COLUMNS, Trace
 
+LABEL = "label"                 # the grid key that names points instead of configuring them
+EXECUTORS = ("local", "threads", "processes", "dask")
+_RESERVED = {"zip", "when", LABEL}
+
+
+class SweepError(RuntimeError):
+    """Some runs of a sweep failed. `failures` lists (point, error, traceback); `frame` holds the rows of
+    the runs that succeeded (they are in the store too, when there is one)."""
+
+    def __init__(self, message: str, failures: list, frame):
+        super().__init__(message)
+        self.failures = failures
+        self.frame = frame
+
+
+# ---- grids ----------------------------------------------------------------------------------------
+
+def _is_values(v: Any) -> bool:
+    return isinstance(v, Iterable) and not isinstance(v, (str, bytes, Mapping))
+
+
+def _values(where: str, key: str, values: Any, scalars: bool) -> list[Any]:
+    if isinstance(values, Mapping):
+        raise TypeError(f"{where}[{key!r}] must be a list of values, got a mapping {dict(values)!r}")
+    if not _is_values(values):
+        if scalars:
+            return [_plain(values)]
+        raise TypeError(f"{where}[{key!r}] must be a list of values, got {values!r} (put a single value in the "
+                        f"base configuration, or use a list of sub-grids)")
+    out = [_plain(v) for v in values]
+    if not out:
+        raise ValueError(f"{where}[{key!r}] has no values")
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars (from np.arange, np.linspace, ...) as Python numbers, which configurations take."""
+    return value.item() if type(value).__module__ == "numpy" and hasattr(value, "item") else value
+
+
+def _zip_axis(group: Any, where: str, scalars: bool) -> list[dict[str, Any]]:
+    if not isinstance(group, Mapping) or not group:
+        raise TypeError(f"{where} must be a non-empty mapping of keys to equally long lists, got {group!r}")
+    if "zip" in group or "when" in group:
+        raise ValueError(f"{where} cannot hold 'zip' or 'when'")
+    columns = {k: _values(where, k, v, scalars) for k, v in group.items()}
+    lengths = {k: len(v) for k, v in columns.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"{where}: zipped lists must have equal lengths, got {lengths}")
+    n = next(iter(lengths.values()))
+    return [{k: columns[k][i] for k in columns} for i in range(n)]
+
+
+def _matches(point: Mapping[str, Any], condition: Mapping[str, Any]) -> bool:
+    for key, accepted in condition.items():
+        if key not in point:
+            return False
+        if _is_values(accepted):
+            if point[key] not in list(accepted):
+                return False
+        elif point[key] != accepted:
+            return False
+    return True
+
+
+def _expand_mapping(grid: Mapping[str, Any], where: str, scalars: bool) -> list[dict[str, Any]]:
+    axes: list[list[dict[str, Any]]] = []
+    rules = []
+    for key, values in grid.items():
+        if not isinstance(key, str):
+            raise TypeError(f"{where}: keys must be dotted configuration keys (strings), got {key!r}")
+        if key == "zip":
+            groups = values if isinstance(values, (list, tuple)) else [values]
+            axes += [_zip_axis(g, f"{where}.zip", scalars) for g in groups]
+        elif key == "when":
+            for rule in values if isinstance(values, (list, tuple)) else [values]:
+                if not isinstance(rule, Mapping) or set(rule) != {"if", "grid"} or not isinstance(rule["if"], Mapping):
+                    raise ValueError(f"{where}.when: each rule is {{'if': {{key: value(s)}}, 'grid': sub-grid}}, "
+                                     f"got {rule!r}")
+                rules.append(rule)
+        else:
+            axes.append([{key: v} for v in _values(where, key, values, scalars)])
+    swept: list[str] = []
+    for axis in axes:
+        for k in axis[0]:
+            if k in swept:
+                raise ValueError(f"{where}: key {k!r} is swept twice")
+            swept.append(k)
+    points = [dict(collections.ChainMap(*reversed(combo))) for combo in itertools.product(*axes)]
+    for i, rule in enumerate(rules):
+        unknown = [k for k in rule["if"] if k not in swept]
+        if unknown:
+            raise ValueError(f"{where}.when[{i}]: 'if' names {unknown}, which this grid does not sweep "
+                             f"(swept: {swept})")
+        sub = rule["grid"]
+        if isinstance(sub, Mapping):
+            sub_points = _expand_mapping(sub, f"{where}.when[{i}].grid", scalars)
+        else:
+            sub_points = expand_grid(sub)
+        clash = sorted({k for q in sub_points for k in q} & set(swept))
+        if clash:
+            raise ValueError(f"{where}.when[{i}].grid sweeps {clash}, which the grid already sweeps")
+        swept += [k for q in sub_points for k in q if k not in swept]
+        points = [dict(p, **q) for p in points for q in (sub_points if _matches(p, rule["if"]) else [{}])]
+    return points
+
+
+def expand_grid(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
+    """The parameter points of a grid (see the module's documentation for the forms), in order,
+    without duplicates."""
+    if grid is None:
+        return [{}]
+    if isinstance(grid, Mapping):
+        points = _expand_mapping(grid, "grid", scalars=False)
+    elif isinstance(grid, (list, tuple)):
+        points = []
+        for i, sub in enumerate(grid):
+            if not isinstance(sub, Mapping):
+                raise TypeError(f"grid[{i}] must be a mapping of keys to values, got {sub!r}")
+            points += _expand_mapping(sub, f"grid[{i}]", scalars=True)
+    else:
+        raise TypeError(f"a grid is a mapping of keys to lists or a list of such mappings, got {type(grid).__name__}")
+    seen, out = set(), []
+    for p in points:
+        ident = json.dumps(p, sort_keys=True, default=repr)
+        if ident not in seen:
+            seen.add(ident)
+            out.append(p)
+    return out
+
+
+# ---- identities -----------------------------------------------------------------------------------
+
+_MODEL_VERSION: str | None = None
+# Package files that do not change what a run computes: editing them keeps stored results valid.
+_NOT_MODEL = {"cli.py", "plot.py", "sweep.py", "store.py", "reproduce.py", "__main__.py"}
+
+
+def model_version() -> str:
+    """``<gpucachex version>+<digest>``: the digest covers the package's Python sources that compute
+    results and, in a source checkout, the C core's sources (csrc/), so stored runs of another model
+    are never reused."""
+    global _MODEL_VERSION
+    if _MODEL_VERSION is None:
+        import gpucachex
+
+        pkg = Path(gpucachex.__file__).resolve().parent
+        files = [p for p in pkg.rglob("*.py")
+                 if p.name not in _NOT_MODEL or p.parent != pkg
+                 if "experiments" not in p.relative_to(pkg).parts]
+        csrc = pkg.parent / "csrc"
+        if csrc.is_dir():
+            files += [p for p in csrc.rglob("*") if p.suffix in (".c", ".h")
+                      and "tests" not in p.relative_to(csrc).parts]
+        h = hashlib.sha256()
+        for p in sorted(files, key=lambda p: p.relative_to(pkg.parent).as_posix()):
+            h.update(p.relative_to(pkg.parent).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+        _MODEL_VERSION = f"{gpucachex.__version__}+{h.hexdigest()[:12]}"
+    return _MODEL_VERSION
+
+
+def trace_digest(trace: Trace) -> str:
+    """A SHA-256 over everything of a Trace the core reads (columns, addresses, launch shapes, opcode
+    table, copies): equal for equal traces on any machine."""
+    h = hashlib.sha256(b"gpucachex-trace-1\0")
+    h.update(json.dumps([list(trace.opcodes), [list(map(int, m)) for m in trace.memcpys]]).encode())
+    for k in trace.kernels:
+        meta = [k.name, [int(x) for x in k.grid], [int(x) for x in k.block], int(k.nregs), int(k.shmem_bytes)]
+        h.update(json.dumps(meta).encode())
+        for name in (*INST_COLUMNS, "addresses"):
+            col = getattr(k, name)
+            h.update(f"{name}:{col.dtype.str}:{col.shape}".encode())
+            h.update(memoryview(col.tobytes() if not col.flags.c_contiguous else col).cast("B"))
+    return h.hexdigest()[:32]
+
+
+_PATH_DIGESTS: dict[tuple, str] = {}
+
+
+def path_digest(path: Path) -> str:
+    """A SHA-256 of a trace file's bytes, or of every file (name and bytes) in a trace folder."""
+    path = path.resolve()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    stamp = (str(path), tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files))
+    if stamp not in _PATH_DIGESTS:
+        h = hashlib.sha256(b"gpucachex-file-1\0")
+        for p in files:
+            h.update((p.relative_to(path).as_posix() if p != path else "").encode() + b"\0")
+            with open(p, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+        _PATH_DIGESTS[stamp] = h.hexdigest()[:32]
+    return _PATH_DIGESTS[stamp]
+
+
+def workload_name(workload: Any) -> str:
+    """What the `workload` column shows: the name as given, or a Trace's name."""
+    if isinstance(workload, Trace):
+        return workload.name or workload.source or "trace"
+    return str(workload)
+
+
+def workload_ref(workload: Any) -> tuple[str, str, str]:
+    """(kind, how a worker rebuilds it, canonical identity) of a workload; raises for unknown names.
+    kind is "name" (a built-in model: rebuilt from ``name:size``), "path" (reloaded from the file) or
+    "trace" (an in-memory Trace: shipped to workers)."""
+    if isinstance(workload, Trace):
+        ident = "trace:" + trace_digest(workload)
+        return "trace", ident, ident
+    if isinstance(workload, (str, os.PathLike)):
+        path = Path(workload)
+        if path.exists():
+            return "path", str(path.resolve()), "file:" + path_digest(path)
+        from gpucachex import workloads
+
+        name, _, size = str(workload).partition(":")
+        if name in workloads.names():
+            size = size or "small"
+            if size not in workloads.SIZES:
+                raise ValueError(f"workload {str(workload)!r}: unknown size {size!r} (sizes: {', '.join(workloads.SIZES)})")
+            return "name", f"{name}:{size}", f"{name}:{size}"
+        raise ValueError(f"workload {str(workload)!r} is neither an existing path nor a built-in workload name "
+                         f"(built-in: {', '.join(workloads.names())})")
+    raise TypeError(f"a workload is a Trace, a path or a workload name, got {type(workload).__name__}")
+
+
+def run_key(config_key: str, workload_id: str, seed: int, version: str | None = None) -> str:
+    """The key of one run in the results store (a digest; see the module's documentation)."""
+    blob = json.dumps({"format": STORE_FORMAT, "version": version or model_version(), "config": config_key,
+                       "workload": workload_id, "seed": int(seed)}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+# ---- points ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Point:
@@ -24,91 +289,435 @@ class Point:
     workload: Any
     workload_name: str
     seed: int
+    workload_id: str = ""
+    ref: tuple[str, str] = ("", "")   # (kind, how a worker rebuilds the workload)
+    run_key: str = ""
 
     def key(self) -> str:
-        return f"{self.config.key()}:{self.workload_name}:{self.seed}"
+        return self.run_key or run_key(self.config.key(), self.workload_id or workload_ref(self.workload)[2], self.seed)
+
+    def info(self) -> dict[str, Any]:
+        """What the results store records about the run besides its metrics."""
+        return dict(run_key=self.key(), config_key=self.config.key(), workload=self.workload_name,
+                    workload_id=self.workload_id, seed=self.seed, version=model_version(),
+                    params={k: clean_value(v) for k, v in self.params})
 
 
-def expand_grid(grid: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
-    """Parameter points: the cartesian product of a {dotted key: values} mapping, or an explicit list
-    of {dotted key: value} points."""
-    if grid is None:
-        return [{}]
-    if isinstance(grid, Mapping):
-        keys = list(grid)
-        for k in keys:
-            values = grid[k]
-            if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-                raise TypeError(f"grid[{k!r}] must be a list of values, got {values!r}")
-        return [dict(zip(keys, combo)) for combo in itertools.product(*(list(grid[k]) for k in keys))]
-    return [dict(p) for p in grid]
-
-
-def workload_name(workload: Any) -> str:
-    if isinstance(workload, Trace):
-        return workload.name or workload.source or "trace"
-    return str(workload)
-
-
-def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = (0,)) -> list[Point]:
-    """Every run of a sweep, configurations validated up front (a bad grid fails before any run)."""
-    if not workloads:
-        raise ValueError("a sweep needs at least one workload")
+def _check_seeds(seeds: Sequence[int]) -> list[int]:
+    if isinstance(seeds, (int, str)) or not _is_values(seeds):
+        raise TypeError(f"seeds must be a list of non-negative integers, got {seeds!r}")
     out = []
-    for params in expand_grid(grid):
-        cfg = base.replace(**params) if params else base
-        resolved = tuple((resolve_key(k), v) for k, v in params.items())
-        for w in workloads:
-            for s in seeds:
-                out.append(Point(resolved, cfg, w, workload_name(w), int(s)))
+    for s in seeds:
+        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
+            raise TypeError(f"seed {s!r} is not an integer")
+        if int(s) < 0:
+            raise ValueError(f"seed {s!r} is negative")
+        out.append(int(s))
+    if not out:
+        raise ValueError("a sweep needs at least one seed")
     return out
 
 
-def run_point(point: Point) -> dict[str, Any]:
-    """Simulate one point and return its DataFrame row."""
-    from gpucachex.sim import simulate
+def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = (0,)) -> list[Point]:
+    """Every run of a sweep, in row order (grid points, then workloads, then seeds). Configurations,
+    workloads and seeds are validated up front: a bad grid fails before any run."""
+    if not isinstance(base, Config):
+        raise TypeError(f"base must be a Config (or a preset name), got {type(base).__name__}")
+    if isinstance(workloads, (str, os.PathLike, Trace)):
+        workloads = [workloads]   # one workload, not the characters of its name
+    workloads = list(workloads)
+    if not workloads:
+        raise ValueError("a sweep needs at least one workload")
+    seeds = _check_seeds(seeds)
+    refs = [workload_ref(w) for w in workloads]
+    grid_points = expand_grid(grid)
+    columns: list[str] = []       # swept columns in order of first appearance
+    configured = []
+    for params in grid_points:
+        resolved: dict[str, Any] = {}
+        for k, v in params.items():
+            full = k if k == LABEL else resolve_key(k)
+            if full in resolved:
+                raise ValueError(f"grid point {params} sets {full} twice")
+            resolved[full] = v
+        overrides = {k: v for k, v in resolved.items() if k != LABEL}
+        cfg = base.replace(**overrides) if overrides else base
+        configured.append((resolved, cfg))
+        columns += [k for k in resolved if k not in columns]
+    out = []
+    for resolved, cfg in configured:
+        # Config values (canonical types) for every swept key, so rows of sub-grids line up.
+        row_params = tuple((k, resolved.get(k) if k == LABEL else cfg[k]) for k in columns)
+        for w, (kind, spec, ident) in zip(workloads, refs):
+            for s in seeds:
+                out.append(Point(row_params, cfg, w, workload_name(w), s, ident, (kind, spec),
+                                 run_key(cfg.key(), ident, s)))
+    return out
 
-    result = simulate(point.config, point.workload, seed=point.seed)
+
+# ---- running one point ----------------------------------------------------------------------------
+
+class _WorkloadCache:
+    """Workloads rebuilt from their identity, kept while they are in use: a small LRU, with one build
+    at a time per workload when several threads ask for it."""
+
+    def __init__(self, capacity: int = 2):
+        self.capacity = max(1, capacity)
+        self._items: collections.OrderedDict = collections.OrderedDict()
+        self._lock = threading.Lock()
+        self._building: dict[tuple, threading.Lock] = {}
+        self.traces: dict[str, Trace] = {}   # in-memory traces shipped to this process, by identity
+
+    def get(self, ref: tuple[str, str]) -> Trace:
+        kind, spec = ref
+        if kind == "trace":
+            return self.traces[spec]
+        with self._lock:
+            if ref in self._items:
+                self._items.move_to_end(ref)
+                return self._items[ref]
+            build_lock = self._building.setdefault(ref, threading.Lock())
+        with build_lock:
+            with self._lock:
+                if ref in self._items:
+                    return self._items[ref]
+            from gpucachex.sim import resolve_workload
+
+            trace = resolve_workload(spec)
+            with self._lock:
+                self._items[ref] = trace
+                while len(self._items) > self.capacity:
+                    self._items.popitem(last=False)
+                self._building.pop(ref, None)
+            return trace
+
+
+_WORKER_CACHE = _WorkloadCache(2)          # in worker processes (processes executor, Dask workers)
+_WORKER_CONFIGS: dict[str, Config] = {}
+
+
+def _init_worker(traces: dict[str, Trace]) -> None:
+    _WORKER_CACHE.traces.update(traces)
+
+
+def _execute(config, ref: tuple[str, str], seed: int, trace: Trace | None = None, cache: _WorkloadCache | None = None):
+    """Simulate one run where it is executed (a thread, a process, a Dask worker). `config` is a Config
+    or (values, name, key) from another process. Returns ("ok", metrics, wall_seconds) or
+    ("error", message, traceback): errors travel as text, so any executor can report them."""
+    try:
+        from gpucachex.sim import simulate
+
+        if not isinstance(config, Config):
+            values, name, key = config
+            if key not in _WORKER_CONFIGS:
+                if len(_WORKER_CONFIGS) > 256:
+                    _WORKER_CONFIGS.clear()
+                _WORKER_CONFIGS[key] = Config(values, name=name)
+            config = _WORKER_CONFIGS[key]
+        if trace is None:
+            trace = (cache or _WORKER_CACHE).get(tuple(ref))
+        result = simulate(config, trace, seed=seed)
+        return "ok", {k: clean_value(v) for k, v in result.metrics.items()}, float(result.wall_seconds)
+    except Exception as exc:  # reported per run; the sweep goes on with the others
+        return "error", f"{type(exc).__name__}: {exc}", traceback.format_exc()
+
+
+def _row(point: Point, metrics: Mapping[str, Any], wall_seconds: float) -> dict[str, Any]:
     row: dict[str, Any] = dict(point.params)
     row.update(workload=point.workload_name, seed=point.seed, config_key=point.config.key(), run_key=point.key(),
                preset=point.config.name)
-    row.update(result.metrics)
-    row["wall_seconds"] = result.wall_seconds
+    row.update(metrics)
+    row["wall_seconds"] = wall_seconds
     return row
 
 
+def run_point(point: Point) -> dict[str, Any]:
+    """Simulate one point here and now (no store) and return its DataFrame row."""
+    status, a, b = _execute(point.config, point.ref, point.seed,
+                            trace=point.workload if isinstance(point.workload, Trace) else None,
+                            cache=_WorkloadCache(1))
+    if status != "ok":
+        raise RuntimeError(f"{point.workload_name} seed {point.seed} {dict(point.params)}: {a}")
+    return _row(point, a, b)
+
+
+# ---- executors ------------------------------------------------------------------------------------
+
+class _ThreadRunner:
+    """Runs on a thread pool in this process; workloads are built once and shared by the threads."""
+
+    def __init__(self, jobs: int):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.window = 2 * jobs
+        self.cache = _WorkloadCache(jobs + 1)
+        self.pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="gpucachex-sweep")
+
+    def submit(self, p: Point):
+        trace = p.workload if isinstance(p.workload, Trace) else None
+        return self.pool.submit(_execute, p.config, p.ref, p.seed, trace, self.cache)
+
+    def wait(self, futures):
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        return wait(futures, return_when=FIRST_COMPLETED).done
+
+    def close(self, cancel: bool = False) -> None:
+        self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
+
+
+def _ship_config(cfg: Config):
+    return cfg.to_dict(), cfg.name, cfg.key()
+
+
+class _ProcessRunner:
+    """Runs on worker processes of this machine (spawned: no state inherited by fork); workers rebuild
+    named and file workloads themselves, in-memory Traces are sent once per worker."""
+
+    BROKEN_HINT = ("a worker process died: a run crashed it, or the script lacks the `if __name__ == "
+                   "'__main__':` guard that spawned workers need")
+
+    def __init__(self, jobs: int, traces: dict[str, Trace]):
+        self.jobs, self.traces = jobs, traces
+        self.window = 2 * jobs
+        self.restarts = 0   # pools that broke since a run last finished
+        self._start()
+
+    def _start(self):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=_init_worker, initargs=(self.traces,))
+
+    def submit(self, p: Point):
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return self.pool.submit(_execute, _ship_config(p.config), p.ref, p.seed)
+        except BrokenProcessPool:  # a run killed its worker: start a fresh pool for the remaining runs
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.restarts += 1
+            if self.restarts > 3:
+                raise RuntimeError(f"{self.BROKEN_HINT}; stopped after {self.restarts} attempts "
+                                   f"(finished runs are kept)") from None
+            self._start()
+            return self.pool.submit(_execute, _ship_config(p.config), p.ref, p.seed)
+
+    def wait(self, futures):
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        done = wait(futures, return_when=FIRST_COMPLETED).done
+        if any(f.exception() is None for f in done):
+            self.restarts = 0
+        return done
+
+    def close(self, cancel: bool = False) -> None:
+        self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
+
+
+class _DaskRunner:
+    """Runs on a Dask distributed cluster: the scheduler at `address`, or a LocalCluster of `jobs`
+    single-threaded worker processes (loopback only) started and closed here."""
+
+    def __init__(self, jobs: int | None, address: str | None, traces: dict[str, Trace]):
+        import distributed
+
+        self.cluster = None
+        if address is None:
+            self.cluster = distributed.LocalCluster(n_workers=jobs or _cpu_count(), threads_per_worker=1,
+                                                    processes=True, host="127.0.0.1", dashboard_address=None)
+            self.client = distributed.Client(self.cluster)
+        else:
+            self.client = distributed.Client(address, timeout="30s")
+        threads = sum(self.client.nthreads().values()) or 1
+        self.window = max(2, 2 * threads)
+        self.traces = {ident: self.client.scatter(t, hash=False) for ident, t in traces.items()}
+
+    def submit(self, p: Point):
+        trace = self.traces.get(p.ref[1]) if p.ref[0] == "trace" else None
+        return self.client.submit(_execute, _ship_config(p.config), p.ref, p.seed, trace,
+                                  key=f"gpucachex-run-{p.key()}", retries=0)
+
+    def wait(self, futures):
+        import distributed
+
+        return set(distributed.wait(list(futures), return_when="FIRST_COMPLETED").done)
+
+    def close(self, cancel: bool = False) -> None:
+        try:
+            self.client.close()
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()
+
+
+def _interactive() -> bool:
+    """Running in a Jupyter kernel, whose stderr is no terminal but shows a text progress bar."""
+    import sys
+
+    return "ipykernel" in sys.modules
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+# ---- the sweep ------------------------------------------------------------------------------------
+
+def _dispatch(runner, pending: collections.deque, store, results: dict, failures: list, bar) -> int:
+    """Run the pending points, at most `runner.window` at a time, committing each result to the store as
+    it arrives. Returns how many runs another sweep stored meanwhile (read instead of simulated)."""
+    found = 0
+    inflight: dict[Any, Point] = {}
+    while pending or inflight:
+        while pending and len(inflight) < runner.window:
+            p = pending.popleft()
+            if store is not None and p.key() in store:   # another sweep finished it meanwhile
+                results[p.key()] = store.get(p.key())
+                found += 1
+                if bar is not None:
+                    bar.update(1)
+                continue
+            inflight[runner.submit(p)] = p
+        if not inflight:
+            break
+        for fut in runner.wait(inflight):
+            p = inflight.pop(fut)
+            try:
+                status, a, b = fut.result()
+            except Exception as exc:  # the worker died (BrokenProcessPool, KilledWorker, ...)
+                hint = f" ({_ProcessRunner.BROKEN_HINT})" if type(exc).__name__ == "BrokenProcessPool" else ""
+                status, a, b = "error", f"{type(exc).__name__}: {exc}{hint}", traceback.format_exc()
+            if status == "ok":
+                results[p.key()] = (a, b)
+                if store is not None:
+                    store.put(p.info(), p.config, a, b)
+            else:
+                failures.append((p, a, b))
+                if store is not None:
+                    store.put_failure(p.info(), a, b)
+            if bar is not None:
+                bar.update(1)
+    return found
+
+
 def sweep(base: Config | str, grid=None, workloads: Sequence[Any] = (), *, seeds: Sequence[int] = (0,),
-          jobs: int | None = None):
-    """Run every point of the grid on every workload and seed; one DataFrame row per run with the
-    swept keys, `workload`, `seed`, every metric and energy term, and the run key."""
+          store=None, executor: str = "local", jobs: int | None = None, address: str | None = None,
+          progress: bool | None = None, errors: str = "raise", desc: str | None = None):
+    """Run every point of `grid` on every workload and seed; one DataFrame row per run (see the module's
+    documentation for grids and columns), in the order grid points, workloads, seeds.
+
+    `base`: a Config or a preset name. `workloads`: built-in names (``"bfs"``, ``"bfs:medium"``), trace
+    paths or Trace objects. `store`: a ResultsStore or the path of its SQLite file: runs it holds are
+    not simulated again, each new run is committed as soon as it finishes. `executor`: ``"local"`` or
+    ``"threads"`` (a thread pool; default), ``"processes"`` (spawned worker processes) or ``"dask"`` (a
+    Dask distributed cluster at `address`, or a LocalCluster of `jobs` workers when no address is
+    given). `jobs`: workers (default: every core). `progress`: a progress bar with ETA on stderr (None:
+    when stderr is a terminal or in a notebook). `errors`: ``"raise"`` (default: after every other run
+    finished, raise SweepError naming the failed runs) or ``"skip"`` (leave their rows out). Failed runs
+    are recorded in the store with their error and retried by the next sweep. `desc`: the progress
+    bar's label.
+
+    The frame's ``attrs["sweep"]`` counts runs, runs read from the store, simulated and failed.
+    """
     import pandas as pd
+    from tqdm import tqdm
 
     if isinstance(base, str):
         from gpucachex import presets
 
         base = presets.get(base)
-    todo = points(base, grid, list(workloads), seeds)
-    jobs = jobs or os.cpu_count() or 1
-    if jobs == 1:
-        rows = [run_point(p) for p in todo]
-    else:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            rows = list(pool.map(run_point, todo))
-    return pd.DataFrame(rows)
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if address is not None and executor != "dask":
+        raise ValueError(f"address={address!r} needs executor='dask'")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+    if errors not in ("raise", "skip"):
+        raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
+
+    todo = points(base, grid, workloads, seeds)
+    unique: dict[str, Point] = {}
+    for p in todo:
+        unique.setdefault(p.key(), p)
+    store, opened = open_store(store)
+    results: dict[str, tuple[dict, float]] = {}
+    failures: list[tuple[Point, str, str]] = []
+    stored = 0
+    try:
+        if store is not None:
+            results.update(store.get_many(unique))
+            stored = len(results)
+        # Workload-major order: a worker keeps one workload in memory at a time.
+        order = {w: i for i, w in enumerate(dict.fromkeys(p.workload_id for p in unique.values()))}
+        pending = collections.deque(sorted((p for k, p in unique.items() if k not in results),
+                                           key=lambda p: order[p.workload_id]))
+        if pending:
+            jobs = jobs or _cpu_count()
+            traces = {p.workload_id: p.workload for p in pending if p.ref[0] == "trace"}
+            if executor in ("local", "threads"):
+                runner = _ThreadRunner(min(jobs, len(pending)))
+            elif executor == "processes":
+                runner = _ProcessRunner(min(jobs, len(pending)), traces)
+            else:
+                runner = _DaskRunner(jobs, address, traces)
+            bar = None if progress is False else tqdm(
+                total=len(unique), initial=stored, unit="run", desc=desc or "sweep", dynamic_ncols=True,
+                smoothing=0.1, disable=False if progress or _interactive() else None)  # None: only on a terminal
+            cancel = True
+            try:
+                stored += _dispatch(runner, pending, store, results, failures, bar)
+                cancel = False
+            finally:
+                if bar is not None:
+                    bar.close()
+                runner.close(cancel=cancel)
+    finally:
+        if opened:
+            store.close()
+
+    rows = [_row(p, *results[p.key()]) for p in todo if p.key() in results]
+    frame = pd.DataFrame(rows)
+    frame.attrs["sweep"] = dict(runs=len(unique), stored=stored, simulated=len(unique) - stored - len(failures),
+                                failed=len(failures))
+    if failures:
+        frame.attrs["failures"] = [dict(run_key=p.key(), workload=p.workload_name, seed=p.seed, params=dict(p.params),
+                                        error=error) for p, error, _ in failures]
+    if failures and errors == "raise":
+        p, error, _ = failures[0]
+        raise SweepError(f"{len(failures)} of {len(unique)} runs failed (finished runs are kept"
+                         f"{' in the store' if store is not None else ''}); first: {p.workload_name} seed {p.seed} "
+                         f"{dict(p.params)}: {error}", failures, frame)
+    return frame
 
 
-def normalize(frame, metrics: str | Sequence[str], baseline: Mapping[str, Any], by: Sequence[str] = ("workload", "seed")):
+# ---- after the sweep ------------------------------------------------------------------------------
+
+def normalize(frame, metrics: str | Sequence[str], baseline: Mapping[str, Any] | str,
+              by: Sequence[str] = ("workload", "seed")):
     """Divide `metrics` by the value of the baseline run with the same `by` columns; the baseline is
-    the row whose swept keys equal `baseline`. Returns a copy with ``<metric>_norm`` columns."""
+    the row whose swept keys equal `baseline` (a mapping), or whose label is `baseline` (a string).
+    Returns a copy with ``<metric>_norm`` columns."""
     import pandas as pd
 
+    if isinstance(baseline, str):
+        baseline = {LABEL: baseline}
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    for m in metrics:
+        if m not in frame.columns:
+            raise KeyError(f"metric {m!r} is not a column of the sweep")
     base_mask = pd.Series(True, index=frame.index)
     for k, v in baseline.items():
-        col = resolve_key(k) if k not in frame.columns else k
+        col = k if k in frame.columns or k == LABEL else resolve_key(k)
         if col not in frame.columns:
             raise KeyError(f"baseline key {k!r} is not a column of the sweep")
         base_mask &= frame[col] == v
+    if not base_mask.any():
+        raise ValueError(f"no run of the sweep matches the baseline {dict(baseline)}")
     ref = frame.loc[base_mask, list(by) + metrics]
     if ref.duplicated(subset=list(by)).any():
         raise ValueError(f"baseline {dict(baseline)} matches several runs per {list(by)}; add keys to it")

@@ -12,8 +12,8 @@ A spec looks like:
     seeds = [0]
     [set]                      # fixed overrides of the preset
     "l1d.allocate" = "miss"
-    [grid]                     # swept keys: the cartesian product
-    "l2.power" = ["none", "loscache", "ideal_gating"]
+    [grid]                     # swept keys: the cartesian product (gpucachex.sweep also takes
+    "l2.power" = ["none", "loscache", "ideal_gating"]   # [grid.zip], [[grid.when]], "label", [[grid]])
     [quick]                    # what --quick changes (any of the above)
     size = "small"
     workloads = ["sgemm", "bfs"]
@@ -109,17 +109,25 @@ class Context:
         return load_spec(name, quick=self.quick)
 
     def sweep(self, name: str, **grid_override):
-        """Run the spec `name` and return its rows (a DataFrame), also written to <out>/<name>.csv."""
+        """Run the spec `name` (or a spec file's path) and return its rows (a DataFrame), also written to
+        <out>/<spec name>.csv. `grid_override` replaces swept keys (in every sub-grid of a list grid).
+        With a store in `sweep_options`, finished runs are read from it instead of simulated again."""
         from gpucachex import presets
         from gpucachex.sweep import sweep
 
         spec = self.spec(name)
         base = presets.get(spec["preset"], **spec["set"])
-        grid = dict(spec["grid"])
-        grid.update(grid_override)
-        frame = sweep(base, grid, spec_workloads(spec), seeds=spec["seeds"], jobs=self.jobs, **self.sweep_options)
-        frame["workload"] = frame["workload"].str.split(":").str[0]
-        self.table(frame, name, spec.get("title", name))
+        grid = spec["grid"]
+        if isinstance(grid, list):
+            grid = [dict(g, **grid_override) for g in grid]
+        else:
+            grid = dict(grid, **grid_override)
+        options = dict(self.sweep_options)
+        options.setdefault("desc", spec["name"])
+        frame = sweep(base, grid, spec_workloads(spec), seeds=spec["seeds"], jobs=self.jobs, **options)
+        if "workload" in frame.columns:
+            frame["workload"] = frame["workload"].str.split(":").str[0]
+        self.table(frame, spec["name"], spec.get("title", spec["name"]))
         return frame
 
     def figure(self, fig, name: str, caption: str) -> list[str]:
@@ -138,7 +146,10 @@ class Context:
 
 
 def get(name: str):
+    """The module of experiment `name`: EXPERIMENTS[name] is a module of this package, or an absolute
+    module name when it holds a dot (experiments kept outside gpucachex)."""
     try:
-        return importlib.import_module(f"gpucachex.experiments.{EXPERIMENTS[name]}")
+        module = EXPERIMENTS[name]
     except KeyError:
-        raise KeyError(f"unknown experiment {name!r} (known: {', '.join(EXPERIMENTS)})") from None
+        raise KeyError(f"unknown experiment {name!r} (known: {', '.join(EXPERIMENTS) or 'none registered'})") from None
+    return importlib.import_module(module if "." in module else f"gpucachex.experiments.{module}")

@@ -1,0 +1,279 @@
+"""The results store: one SQLite file holding one committed row per finished run (keyed by the run key
+of gpucachex.sweep), so sweeps skip finished runs, resume after an interruption and can be shared.
+
+Each finished run is committed in its own transaction in WAL mode, so killing a sweep (Ctrl-C,
+kill -9, a crashing run) loses no run that had finished. Several sweeps, in several processes, may
+write one store at once: writers wait for each other (busy timeout) and a run stored twice keeps its
+first row (INSERT OR IGNORE on the run key). Failed runs go to their own table with their error and
+are never taken for results; running the sweep again retries them.
+
+>>> with ResultsStore("results/store.sqlite") as store:
+...     store.results().to_parquet("results.parquet")
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+# Bump when the tables change meaning; a store of another format is refused with a clear error.
+STORE_FORMAT = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS configs (
+    config_key TEXT PRIMARY KEY,
+    preset     TEXT NOT NULL,
+    config     TEXT NOT NULL               -- canonical JSON of every configuration value
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run_key      TEXT PRIMARY KEY,
+    config_key   TEXT NOT NULL,
+    workload     TEXT NOT NULL,            -- as the sweep named it (bfs:small, a path, a trace's name)
+    workload_id  TEXT NOT NULL,            -- canonical identity (name:size, or a content digest)
+    seed         INTEGER NOT NULL,
+    version      TEXT NOT NULL,            -- gpucachex.sweep.model_version() that produced it
+    params       TEXT NOT NULL,            -- JSON: the swept values of the sweep that first ran it
+    metrics      TEXT NOT NULL,            -- JSON: Result.metrics
+    wall_seconds REAL NOT NULL,
+    finished_at  REAL NOT NULL,            -- Unix time of the commit
+    host         TEXT NOT NULL,
+    pid          INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS failures (
+    run_key     TEXT PRIMARY KEY,
+    config_key  TEXT NOT NULL,
+    workload    TEXT NOT NULL,
+    workload_id TEXT NOT NULL,
+    seed        INTEGER NOT NULL,
+    version     TEXT NOT NULL,
+    params      TEXT NOT NULL,
+    error       TEXT NOT NULL,
+    traceback   TEXT NOT NULL,
+    failed_at   REAL NOT NULL,
+    host        TEXT NOT NULL,
+    pid         INTEGER NOT NULL
+);
+"""
+
+_RUN_INFO = ("run_key", "config_key", "workload", "workload_id", "seed", "version", "params")
+
+
+def clean_value(value: Any) -> Any:
+    """A metric as a plain JSON value (numpy scalars become Python numbers), so a row read back from the
+    store equals the row computed."""
+    if isinstance(value, (bool, str)) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    item = getattr(value, "item", None)  # numpy scalars
+    if item is not None:
+        return clean_value(item())
+    raise TypeError(f"metric value {value!r} of type {type(value).__name__} cannot be stored")
+
+
+def _dumps(obj: Any) -> str:
+    # Canonical (sorted) for configurations and parameters; metrics keep their order (see put).
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+class StoreError(Exception):
+    """The store file cannot be used (another format, not a gpucachex store, unreadable)."""
+
+
+class ResultsStore:
+    """A results store in one SQLite file (created with its folder when missing).
+
+    `sweep(..., store=path_or_store)` reads finished runs from it and commits every new one as soon as it
+    finishes. Use it directly to look at or export what it holds: `results()`, `failures()`, `export()`.
+    One object may be used from several threads; several processes may open the same file.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, timeout: float = 120.0):
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a directory; give the store's file name (e.g. {self.path / 'store.sqlite'})")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        try:
+            # Autocommit mode: transactions are opened explicitly (BEGIN IMMEDIATE) around each write.
+            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
+            self._db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise StoreError(f"{self.path}: SQLite refused WAL mode (got {mode}); keep the store on a local disk")
+            # FULL: a committed run survives a power cut too, not only a killed process.
+            self._db.execute("PRAGMA synchronous = FULL")
+            with self._transaction():
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                row = self._db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+                if row is None:
+                    self._db.execute("INSERT INTO meta VALUES ('format', ?)", (str(STORE_FORMAT),))
+                elif row[0] != str(STORE_FORMAT):
+                    raise StoreError(f"{self.path}: results store format {row[0]}, this gpucachex reads format "
+                                     f"{STORE_FORMAT}; use a new store file")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a usable results store ({exc})") from None
+
+    # ---- plumbing -------------------------------------------------------------------------------
+    class _Tx:
+        def __init__(self, store):
+            self.store = store
+
+        def __enter__(self):
+            self.store._lock.acquire()
+            try:
+                self.store._db.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                self.store._lock.release()
+                raise
+
+        def __exit__(self, exc_type, exc, tb):
+            try:
+                self.store._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            finally:
+                self.store._lock.release()
+
+    def _transaction(self):
+        return ResultsStore._Tx(self)
+
+    def _query(self, sql: str, args: Iterable[Any] = ()) -> list[tuple]:
+        with self._lock:
+            return self._db.execute(sql, tuple(args)).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> "ResultsStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ResultsStore({str(self.path)!r})"
+
+    # ---- reading --------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._query("SELECT COUNT(*) FROM runs")[0][0]
+
+    def __contains__(self, run_key: str) -> bool:
+        return bool(self._query("SELECT 1 FROM runs WHERE run_key = ?", (run_key,)))
+
+    def get_many(self, run_keys: Iterable[str]) -> dict[str, tuple[dict[str, Any], float]]:
+        """{run key: (metrics, wall_seconds)} of the given runs that the store holds."""
+        keys = list(dict.fromkeys(run_keys))
+        out = {}
+        for i in range(0, len(keys), 500):  # SQLite limits the number of bound parameters
+            chunk = keys[i:i + 500]
+            rows = self._query(f"SELECT run_key, metrics, wall_seconds FROM runs WHERE run_key IN "
+                               f"({','.join('?' * len(chunk))})", chunk)
+            for key, metrics, wall in rows:
+                out[key] = (json.loads(metrics), wall)
+        return out
+
+    def get(self, run_key: str) -> tuple[dict[str, Any], float] | None:
+        return self.get_many([run_key]).get(run_key)
+
+    def finished_at(self) -> dict[str, float]:
+        """{run key: Unix time of its commit} for every stored run."""
+        return dict(self._query("SELECT run_key, finished_at FROM runs"))
+
+    def results(self):
+        """Every stored run as a DataFrame: the swept values it was first run with, workload, seed,
+        preset, every metric, wall_seconds, and run_key, config_key, workload_id, version, finished_at."""
+        import pandas as pd
+
+        rows = []
+        for (run_key, config_key, workload, workload_id, seed, version, params, metrics, wall, finished,
+             preset) in self._query(
+                "SELECT r.run_key, r.config_key, r.workload, r.workload_id, r.seed, r.version, r.params, r.metrics, "
+                "r.wall_seconds, r.finished_at, c.preset FROM runs r JOIN configs c USING (config_key) "
+                "ORDER BY r.finished_at, r.run_key"):
+            row = json.loads(params)
+            row.update(workload=workload, seed=seed, config_key=config_key, run_key=run_key, preset=preset)
+            row.update(json.loads(metrics))
+            row.update(wall_seconds=wall, workload_id=workload_id, version=version, finished_at=finished)
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def failures(self):
+        """Runs whose last attempt failed (and that have no result since), with their error."""
+        import pandas as pd
+
+        cols = ["run_key", "config_key", "workload", "workload_id", "seed", "version", "params", "error",
+                "traceback", "failed_at", "host", "pid"]
+        return pd.DataFrame(self._query(f"SELECT {', '.join(cols)} FROM failures ORDER BY failed_at"), columns=cols)
+
+    def config(self, config_key: str):
+        """The Config a stored run used."""
+        from gpucachex.config import Config
+
+        rows = self._query("SELECT preset, config FROM configs WHERE config_key = ?", (config_key,))
+        if not rows:
+            raise KeyError(f"no configuration {config_key!r} in {self.path}")
+        preset, values = rows[0]
+        return Config(json.loads(values), name=preset)
+
+    def export(self, path: str | os.PathLike, format: str | None = None) -> Path:
+        """Write `results()` to Parquet or CSV (chosen by `format` or the file's suffix)."""
+        path = Path(path)
+        fmt = (format or path.suffix.lstrip(".")).lower()
+        frame = self.results()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "parquet":
+            frame.to_parquet(path, index=False)
+        elif fmt == "csv":
+            frame.to_csv(path, index=False)
+        else:
+            raise ValueError(f"cannot export to {path}: format {fmt!r} is neither 'parquet' nor 'csv'")
+        return path
+
+    # ---- writing --------------------------------------------------------------------------------
+    def put(self, info: Mapping[str, Any], config, metrics: Mapping[str, Any], wall_seconds: float) -> bool:
+        """Commit one finished run (`info`: run_key, config_key, workload, workload_id, seed, version,
+        params). Returns False when the store already held it (another sweep finished it first)."""
+        values = [info[k] if k != "params" else _dumps(info[k]) for k in _RUN_INFO]
+        clean = {k: clean_value(v) for k, v in metrics.items()}
+        with self._transaction():
+            self._db.execute("INSERT OR IGNORE INTO configs VALUES (?, ?, ?)",
+                             (info["config_key"], config.name, _dumps(config.to_dict())))
+            cur = self._db.execute("INSERT OR IGNORE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                   (*values, json.dumps(clean, separators=(",", ":")), float(wall_seconds),
+                                    time.time(), socket.gethostname(), os.getpid()))
+            self._db.execute("DELETE FROM failures WHERE run_key = ?", (info["run_key"],))
+            return cur.rowcount == 1
+
+    def put_failure(self, info: Mapping[str, Any], error: str, traceback: str = "") -> None:
+        """Record that a run failed (replacing an earlier failure of the same run)."""
+        values = [info[k] if k != "params" else _dumps(info[k]) for k in _RUN_INFO]
+        with self._transaction():
+            if self._db.execute("SELECT 1 FROM runs WHERE run_key = ?", (info["run_key"],)).fetchone():
+                return  # another sweep stored a result for it: a result wins over a failure
+            self._db.execute("INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             (*values, error, traceback, time.time(), socket.gethostname(), os.getpid()))
+
+    def check(self) -> None:
+        """Raise StoreError unless SQLite's integrity check passes."""
+        result = self._query("PRAGMA integrity_check")
+        if result != [("ok",)]:
+            raise StoreError(f"{self.path}: integrity check failed: {result}")
+
+
+def open_store(store: ResultsStore | str | os.PathLike | None) -> tuple[ResultsStore | None, bool]:
+    """(store, opened here): a ResultsStore from a store or a path; None stays None."""
+    if store is None or isinstance(store, ResultsStore):
+        return store, False
+    if isinstance(store, (str, os.PathLike)):
+        return ResultsStore(store), True
+    raise TypeError(f"store must be a ResultsStore, a path or None, got {type(store).__name__}")

@@ -1,0 +1,64 @@
+"""Plots draw what the frame holds: known frontiers, bin counts, cell values, bar heights."""
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpucachex import plot
+
+matplotlib.use("Agg")
+
+
+def test_pareto_front_known_answer():
+    frame = pd.DataFrame({"energy": [1, 2, 3, 0.5, 2, 2, np.nan], "ipc": [1, 3, 2, 0.5, 2.5, 3, 9]})
+    # (3, 2) and (2, 2.5) are dominated by (2, 3); the two (2, 3) tie and stay; NaN is never on the front
+    assert plot.pareto_front(frame, "energy", "ipc").tolist() == [True, True, False, True, False, True, False]
+    # maximise both: (3, 2) and the two (2, 3) are the front
+    assert plot.pareto_front(frame, "energy", "ipc", minimize_x=False).tolist() == [
+        False, True, True, False, False, True, False]
+    with pytest.raises(KeyError, match="no column 'power'"):
+        plot.pareto_front(frame, "power", "ipc")
+
+
+def test_pareto_plot_marks_the_frontier_per_group():
+    frame = pd.DataFrame({"cfg": ["a", "a", "b", "b", "c", "c"], "workload": ["x", "y"] * 3,
+                          "e": [1.0, 3.0, 4.0, 4.0, 1.0, 1.0], "ipc": [2.0, 2.0, 3.0, 3.0, 1.0, 1.0]})
+    fig = plot.pareto(frame, "e", "ipc", by="cfg")
+    ax = fig.axes[0]
+    dominated, front = ax.collections[:2]
+    # group means: a (2, 2), b (4, 3), c (1, 1): none dominates another
+    assert front.get_offsets().tolist() == [[2.0, 2.0], [4.0, 3.0], [1.0, 1.0]]
+    assert len(dominated.get_offsets()) == 0
+    assert sorted(t.get_text() for t in ax.texts) == ["a", "b", "c"]
+
+
+def test_histogram_counts_every_value_and_prebinned_means():
+    frame = pd.DataFrame({"v": [0.5, 1.5, 1.6, 2.5, 2.6, 2.7], "w": ["a", "a", "b", "b", "b", "b"],
+                          "A0": [0.2, 0.4, 0.0, 0, 0, 0], "A1": [0.8, 0.6, 1.0, 1, 1, 1]})
+    fig = plot.histogram(frame, "v", bins=[0, 1, 2, 3])
+    assert [p.get_height() for p in fig.axes[0].patches] == [1, 2, 3]
+    fig = plot.histogram(frame, columns=["A0", "A1"], labels=["A0", "A1"], hue="w")
+    heights = [p.get_height() for p in fig.axes[0].patches]
+    assert heights == pytest.approx([0.3, 0.7, 0.0, 1.0])   # per hue: the mean of each bucket column
+    with pytest.raises(ValueError, match="either x"):
+        plot.histogram(frame)
+    with pytest.raises(KeyError, match="no column 'q'"):
+        plot.histogram(frame, "q")
+
+
+def test_heatmap_cells_are_the_means_over_other_columns():
+    frame = pd.DataFrame({"size": [16, 16, 32, 32, 16, 32], "ways": [4, 8, 4, 8, 4, 4],
+                          "hit": [0.1, 0.2, 0.3, 0.4, 0.3, 0.5]})
+    fig = plot.heatmap(frame, "size", "ways", "hit", fmt=".2f")
+    ax = fig.axes[0]
+    data = ax.images[0].get_array()
+    assert np.allclose(data, [[0.2, 0.4], [0.2, 0.4]])   # rows: ways 4, 8; columns: size 16, 32
+    assert [t.get_text() for t in ax.texts] == ["0.20", "0.40", "0.20", "0.40"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["16", "32"]
+
+
+def test_save_writes_png_and_pdf(tmp_path):
+    fig = plot.lines(pd.DataFrame({"x": [1, 2], "y": [3, 4], "workload": ["a", "a"]}), "x", "y")
+    paths = plot.save(fig, tmp_path / "sub" / "fig")
+    assert [p[-3:] for p in paths] == ["png", "pdf"]
+    assert all((tmp_path / "sub" / f"fig.{s}").stat().st_size > 0 for s in ("png", "pdf"))

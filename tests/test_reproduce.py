@@ -1,0 +1,150 @@
+"""`gpucachex reproduce` and `gpucachex sweep` on experiments of the tests' own (registered by a fixture),
+so they do not depend on the papers' modules: folders, figures, CSVs, the index page, --only, failures,
+and resuming from the store."""
+import re
+import sys
+import types
+
+import pandas as pd
+import pytest
+
+from gpucachex import cli, experiments
+from gpucachex.store import ResultsStore
+
+SPEC = """
+title = "Cycles of a tiny sweep over L1D ways"
+preset = "gtx480"
+workloads = ["vectoradd", "sgemm"]
+size = "small"
+seeds = [0]
+[set]
+"l1d.hit_latency" = 24
+[grid]
+"l1d.ways" = [2, 4]
+[quick]
+size = "tiny"
+"""
+
+
+def _tiny_run(ctx):
+    from gpucachex import plot
+    from gpucachex.sweep import normalize
+
+    df = normalize(ctx.sweep("tiny_ways"), "cycles", {"l1d.ways": 4})
+    ctx.figure(plot.normalized_bars(df, "cycles_norm", hue="l1d.ways"), "cycles", "Cycles normalised to 4 ways")
+    ctx.figure(plot.lines(df, "l1d.ways", "l1d_hit_rate"), "hit_rate", "L1D hit rate against ways")
+
+
+def _broken_run(ctx):
+    ctx.sweep("tiny_ways")
+    raise ValueError("boom")
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch):
+    """Two experiments of the tests' own: `tiny` (a sweep, two figures) and `broken` (fails after its sweep)."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "tiny_ways.toml").write_text(SPEC)
+    (specs / "tiny.md").write_text("# tiny\n\nThe paper's numbers and ours.\n")
+    monkeypatch.setenv("GPUCACHEX_EXPERIMENTS", str(specs))
+    for name, run in (("tiny", _tiny_run), ("broken", _broken_run)):
+        module = types.ModuleType(f"gpucachex_tests.{name}")
+        module.NAME, module.TITLE, module.run = name, f"The {name} experiment", run
+        monkeypatch.setitem(sys.modules, f"gpucachex_tests.{name}", module)
+    monkeypatch.setattr(experiments, "EXPERIMENTS", {"tiny": "gpucachex_tests.tiny", "broken": "gpucachex_tests.broken"})
+    return specs
+
+
+def _links(markdown: str) -> list[str]:
+    return re.findall(r"\]\(([^)#]+)\)", markdown)
+
+
+def test_reproduce_writes_folders_figures_csvs_and_index(registry, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert cli.main(["reproduce", "--quick", "--only", "tiny", "--out", str(out), "--jobs", "2", "--no-progress"]) == 0
+    for name in ("cycles.png", "cycles.pdf", "hit_rate.png", "hit_rate.pdf", "tiny_ways.csv"):
+        assert (out / "tiny" / name).stat().st_size > 0
+    assert not (out / "broken").exists()
+    frame = pd.read_csv(out / "tiny" / "tiny_ways.csv")
+    assert sorted(frame["workload"]) == ["sgemm", "sgemm", "vectoradd", "vectoradd"]
+    with ResultsStore(out / "results.sqlite") as store:
+        stored = store.results()
+        assert set(stored["workload_id"]) == {"vectoradd:tiny", "sgemm:tiny"}   # the [quick] size
+        before = store.finished_at()
+    md = (out / "index.md").read_text()
+    assert "![Cycles normalised to 4 ways](tiny/cycles.png)" in md
+    assert "[tiny_ways.csv](tiny/tiny_ways.csv): Cycles of a tiny sweep over L1D ways" in md
+    assert sorted(_links(md)) == sorted(["tiny/", "tiny/cycles.png", "tiny/cycles.png", "tiny/cycles.pdf",
+                                         "tiny/hit_rate.png", "tiny/hit_rate.png", "tiny/hit_rate.pdf",
+                                         "tiny/tiny_ways.csv", "tiny/tiny.md"])
+    assert all((out / link).exists() for link in _links(md))
+    assert "The paper's numbers and ours." in (out / "tiny" / "tiny.md").read_text()
+    page = (out / "index.html").read_text()
+    assert '<img src="tiny/cycles.png" alt="Cycles normalised to 4 ways">' in page
+    assert '<a href="tiny/tiny_ways.csv">tiny_ways.csv</a>' in page
+    assert "1 experiments, 2 figures" in capsys.readouterr().out
+    # again: every run comes from the store, the CSV is the same
+    assert cli.main(["reproduce", "--quick", "--only", "tiny", "--out", str(out), "--no-progress"]) == 0
+    with ResultsStore(out / "results.sqlite") as store:
+        assert store.finished_at() == before
+    pd.testing.assert_frame_equal(pd.read_csv(out / "tiny" / "tiny_ways.csv"), frame)
+
+
+def test_reproduce_reports_a_failing_experiment_and_keeps_the_others(registry, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert cli.main(["reproduce", "--quick", "--out", str(out), "--no-progress", "--no-store"]) == 1
+    assert (out / "tiny" / "cycles.png").exists()
+    assert (out / "broken" / "tiny_ways.csv").exists()       # what it produced before failing
+    md = (out / "index.md").read_text()
+    assert "**Failed:** ValueError: boom" in md and 'raise ValueError("boom")' in md
+    assert "failed: broken" in capsys.readouterr().err
+    assert not (out / "results.sqlite").exists()
+
+
+def test_reproduce_rejects_unknown_names_and_empty_registries(registry, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "out"
+    assert cli.main(["reproduce", "--only", "tiny,nope,nada", "--out", str(out)]) == 2
+    assert "unknown experiments nope, nada (known: tiny, broken)" in capsys.readouterr().err
+    assert not out.exists()
+    assert cli.main(["reproduce", "--out", str(out), "--address", "tcp://127.0.0.1:1"]) == 2
+    assert "--address needs --executor dask" in capsys.readouterr().err
+    monkeypatch.setattr(experiments, "EXPERIMENTS", {})
+    assert cli.main(["reproduce", "--out", str(out)]) == 2
+    assert "no experiments are registered" in capsys.readouterr().err
+
+
+def test_cli_sweep_writes_csv_and_parquet_and_resumes(registry, tmp_path, capsys):
+    out = tmp_path / "res"
+    spec = registry / "tiny_ways.toml"
+    assert cli.main(["sweep", str(spec), "--quick", "--out", str(out), "--parquet", "--no-progress"]) == 0
+    first = capsys.readouterr().out
+    assert "4 runs: 0 from the store" in first and "4 simulated, 0 failed" in first
+    csv, parquet = pd.read_csv(out / "tiny_ways.csv"), pd.read_parquet(out / "tiny_ways.parquet")
+    assert len(csv) == 4 and list(csv["cycles"]) == list(parquet["cycles"])
+    assert (csv["preset"] == "gtx480").all()
+    # by name, from the experiments folder, with an explicit store: the store answers
+    store = tmp_path / "other.sqlite"
+    assert cli.main(["sweep", "tiny_ways", "--quick", "--out", str(out), "--store", str(store), "--no-progress"]) == 0
+    assert cli.main(["sweep", "tiny_ways", "--quick", "--out", str(out), "--store", str(store), "--no-progress"]) == 0
+    assert "4 runs: 4 from the store" in capsys.readouterr().out.splitlines()[-1]
+
+
+def test_cli_sweep_errors(registry, tmp_path, capsys):
+    assert cli.main(["sweep", str(tmp_path / "none.toml")]) == 2
+    assert "no sweep spec" in capsys.readouterr().err
+    bad = tmp_path / "bad.toml"
+    bad.write_text(SPEC.replace('title =', 'colour = "red"\ntitle ='))
+    assert cli.main(["sweep", str(bad), "--out", str(tmp_path)]) == 2
+    assert "unknown keys ['colour']" in capsys.readouterr().err
+    bad.write_text(SPEC.replace('"l1d.ways" = [2, 4]', '"l1d.wayz" = [2, 4]'))
+    assert cli.main(["sweep", str(bad), "--out", str(tmp_path), "--no-progress"]) == 2
+    assert "unknown configuration key 'l1d.wayz'" in capsys.readouterr().err
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(b"nope")
+    bad.write_text(SPEC.replace('workloads = ["vectoradd", "sgemm"]', f'workloads = ["vectoradd", "{broken}"]'))
+    assert cli.main(["sweep", str(bad), "--quick", "--out", str(tmp_path / "o"), "--no-progress"]) == 1
+    captured = capsys.readouterr()
+    assert "4 runs: 0 from the store" in captured.out and "2 failed" in captured.out
+    assert "failed: " + str(broken) in captured.err
+    assert len(pd.read_csv(tmp_path / "o" / "bad.csv")) == 2

@@ -1,0 +1,350 @@
+"""Sweeps at scale: grid forms, stable run keys, the results store (resume, kill -9, Ctrl-C, concurrent
+writers, failures, export), and the executors (threads, processes, Dask) giving identical rows."""
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpucachex import presets, workloads
+from gpucachex.store import ResultsStore, StoreError
+from gpucachex.sweep import SweepError, expand_grid, normalize, points, run_key, sweep, trace_digest
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = presets.get("gtx480")
+
+
+def same_rows(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    """Equal row for row, every column but the measured wall time."""
+    pd.testing.assert_frame_equal(a.drop(columns="wall_seconds").reset_index(drop=True),
+                                  b.drop(columns="wall_seconds").reset_index(drop=True))
+
+
+def run_script(code: str, *args: str, **popen) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.Popen([sys.executable, "-c", code, *args], env=env, cwd=ROOT, **popen)
+
+
+def stored_count(path: Path) -> int:
+    try:
+        with sqlite3.connect(path, timeout=10) as db:
+            return db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+# ---- grids ----------------------------------------------------------------------------------------
+
+def test_zip_conditional_and_list_grids():
+    assert expand_grid({"zip": {"a": [1, 2], "b": [3, 4]}, "c": [0, 1]}) == [
+        {"a": 1, "b": 3, "c": 0}, {"a": 1, "b": 3, "c": 1}, {"a": 2, "b": 4, "c": 0}, {"a": 2, "b": 4, "c": 1}]
+    # two zip groups are two axes of the product
+    assert len(expand_grid({"zip": [{"a": [1, 2], "b": [3, 4]}, {"c": [5, 6, 7]}]})) == 6
+    grid = {"p": ["none", "x", "y"],
+            "when": [{"if": {"p": ["x", "y"]}, "grid": {"q": [1, 2]}}, {"if": {"q": 2}, "grid": {"r": [8, 9]}}]}
+    assert expand_grid(grid) == [
+        {"p": "none"}, {"p": "x", "q": 1}, {"p": "x", "q": 2, "r": 8}, {"p": "x", "q": 2, "r": 9},
+        {"p": "y", "q": 1}, {"p": "y", "q": 2, "r": 8}, {"p": "y", "q": 2, "r": 9}]
+    # a list of sub-grids, scalars allowed, duplicates dropped, order kept
+    assert expand_grid([{"a": [1, 2]}, {"a": 2}, {"a": 3, "label": "three"}]) == [
+        {"a": 1}, {"a": 2}, {"a": 3, "label": "three"}]
+
+
+@pytest.mark.parametrize("grid, error, match", [
+    ({"a": "abc"}, TypeError, r"grid\['a'\] must be a list of values"),
+    ({"a": []}, ValueError, "has no values"),
+    ({"zip": {"a": [1, 2], "b": [1]}}, ValueError, "equal lengths"),
+    ({"a": [1], "zip": {"a": [2]}}, ValueError, "'a' is swept twice"),
+    ({"a": [1], "when": [{"if": {"b": 1}, "grid": {"c": [1]}}]}, ValueError, r"'if' names \['b'\]"),
+    ({"a": [1], "when": [{"if": {"a": 1}}]}, ValueError, "each rule is"),
+    ({"a": [1], "when": [{"if": {"a": 1}, "grid": {"a": [2]}}]}, ValueError, "already sweeps"),
+    ([{"a": 1}, 5], TypeError, r"grid\[1\] must be a mapping"),
+    ("l1d.ways", TypeError, "a grid is a mapping"),
+])
+def test_bad_grids_are_named(grid, error, match):
+    with pytest.raises(error, match=match):
+        expand_grid(grid)
+
+
+def test_bad_sweep_arguments_fail_before_running(tmp_path):
+    with pytest.raises(KeyError, match="unknown configuration key 'l1d.wayz'"):
+        sweep(BASE, {"l1d.wayz": [2]}, ["bfs:tiny"])
+    with pytest.raises(ValueError, match="neither an existing path nor a built-in workload"):
+        sweep(BASE, None, ["nosuchkernel"])
+    with pytest.raises(ValueError, match="unknown size 'huge'"):
+        sweep(BASE, None, ["bfs:huge"])
+    with pytest.raises(ValueError, match="seed -1 is negative"):
+        sweep(BASE, None, ["bfs:tiny"], seeds=[-1])
+    with pytest.raises(TypeError, match="seeds must be a list"):
+        sweep(BASE, None, ["bfs:tiny"], seeds=3)
+    with pytest.raises(ValueError, match="executor must be one of"):
+        sweep(BASE, None, ["bfs:tiny"], executor="mpi")
+    with pytest.raises(ValueError, match="needs executor='dask'"):
+        sweep(BASE, None, ["bfs:tiny"], address="tcp://127.0.0.1:8786")
+    with pytest.raises(ValueError, match="jobs must be a positive integer"):
+        sweep(BASE, None, ["bfs:tiny"], jobs=0)
+    with pytest.raises(ValueError, match="errors must be"):
+        sweep(BASE, None, ["bfs:tiny"], errors="ignore")
+    with pytest.raises(TypeError, match="store must be"):
+        sweep(BASE, None, ["bfs:tiny"], store=3)
+    assert not list(tmp_path.iterdir())
+
+
+def test_numpy_grid_values_and_a_single_workload():
+    df = sweep(BASE, {"l1d.ways": np.array([2, 4]), "l1d.size_kb": np.linspace(16, 32, 2)}, "vectoradd:tiny", jobs=1)
+    assert df[["l1d.ways", "l1d.size_kb"]].values.tolist() == [[2, 16.0], [2, 32.0], [4, 16.0], [4, 32.0]]
+    assert set(df["workload"]) == {"vectoradd:tiny"}
+
+
+def test_rows_of_sub_grids_share_columns_with_configuration_values():
+    grid = [{"label": "base"}, {"label": "big", "l1d.size_kb": 64, "l1d.ways": 8},
+            {"zip": {"label": ["l2x2"], "l2.size_kb": [1536]}}]
+    df = sweep(BASE, grid, ["sgemm:tiny"], jobs=1)
+    assert list(df.columns[:4]) == ["label", "l1d.size_kb", "l1d.ways", "l2.size_kb"]
+    assert df[["label", "l1d.size_kb", "l1d.ways", "l2.size_kb"]].values.tolist() == [
+        ["base", 16.0, 4, 768.0], ["big", 64.0, 8, 768.0], ["l2x2", 16.0, 4, 1536.0]]
+    n = normalize(df, ["l1d_misses", "cycles"], baseline="big")
+    assert n.loc[n.label == "big", "l1d_misses_norm"].item() == 1.0
+    assert n.loc[n.label == "base", "l1d_misses_norm"].item() == pytest.approx(
+        df.loc[df.label == "base", "l1d_misses"].item() / df.loc[df.label == "big", "l1d_misses"].item())
+    with pytest.raises(ValueError, match="no run of the sweep matches"):
+        normalize(df, "cycles", baseline="nothing")
+
+
+# ---- keys and determinism -------------------------------------------------------------------------
+
+KEY_SCRIPT = """
+import json, sys
+from gpucachex import presets, workloads
+from gpucachex.sweep import points
+pts = points(presets.get("gtx480"), {"l1d.ways": [2, 4]}, ["bfs", workloads.make("sgemm", "tiny")], seeds=[0, 7])
+print(json.dumps([p.key() for p in pts]))
+"""
+
+
+def test_run_keys_are_stable_across_processes_and_distinct():
+    here = [p.key() for p in points(BASE, {"l1d.ways": [2, 4]}, ["bfs", workloads.make("sgemm", "tiny")], seeds=[0, 7])]
+    proc = run_script(KEY_SCRIPT, stdout=subprocess.PIPE, text=True)
+    out, _ = proc.communicate(timeout=120)
+    assert json.loads(out) == here
+    assert len(set(here)) == len(here) == 8
+    # "bfs" means "bfs:small": the same run; a different size is not
+    assert points(BASE, None, ["bfs"])[0].key() == points(BASE, None, ["bfs:small"])[0].key()
+    assert points(BASE, None, ["bfs"])[0].key() != points(BASE, None, ["bfs:tiny"])[0].key()
+    # the key covers the model version
+    assert run_key(BASE.key(), "bfs:small", 0, "1.0+a") != run_key(BASE.key(), "bfs:small", 0, "1.0+b")
+
+
+def test_trace_digest_follows_content_not_identity(tmp_path):
+    a, b = workloads.make("vectoradd", "tiny"), workloads.make("vectoradd", "tiny")
+    assert trace_digest(a) == trace_digest(b)
+    k = b.kernels[0]
+    addresses = np.array(k.addresses)
+    addresses[5] += 128
+    b.kernels[0] = k.replace(addresses=addresses)
+    assert trace_digest(a) != trace_digest(b)
+    # a file's identity is its content: a copy under another name is the same workload
+    a.save(tmp_path / "one.npz")
+    (tmp_path / "two.npz").write_bytes((tmp_path / "one.npz").read_bytes())
+    one, two = (points(BASE, None, [tmp_path / n])[0] for n in ("one.npz", "two.npz"))
+    assert one.key() == two.key() and one.workload_name != two.workload_name
+
+
+def test_identical_seeds_give_identical_rows():
+    grid = {"l1d.ways": [2, 4], "core.scheduler": ["lrr", "gto"]}
+    wl = ["bfs:tiny", "hotspot:tiny"]
+    first = sweep(BASE, grid, wl, seeds=[0, 1], jobs=2)
+    second = sweep(BASE, grid, wl, seeds=[1, 0], jobs=1)
+    second = second.sort_values(["l1d.ways", "core.scheduler", "workload", "seed"], kind="stable")
+    first = first.sort_values(["l1d.ways", "core.scheduler", "workload", "seed"], kind="stable")
+    same_rows(first, second)
+    assert first["run_key"].is_unique and len(first) == 16
+
+
+# ---- the store ------------------------------------------------------------------------------------
+
+def test_store_skips_finished_runs_and_rows_match(tmp_path):
+    path = tmp_path / "store.sqlite"
+    wl = ["vectoradd:tiny", "bfs:tiny"]
+    fresh = sweep(BASE, {"l1d.ways": [2, 4]}, wl, seeds=[0, 1], store=path, jobs=2)
+    assert fresh.attrs["sweep"] == dict(runs=8, stored=0, simulated=8, failed=0)
+    again = sweep(BASE, {"l1d.ways": [2, 4]}, wl, seeds=[0, 1], store=path, jobs=2)
+    assert again.attrs["sweep"] == dict(runs=8, stored=8, simulated=0, failed=0)
+    same_rows(fresh, again)
+    assert (again["wall_seconds"] == fresh["wall_seconds"]).all()  # read back, not re-measured
+    more = sweep(BASE, {"l1d.ways": [2, 4, 8]}, wl, seeds=[0, 1], store=path, jobs=2)
+    assert more.attrs["sweep"] == dict(runs=12, stored=8, simulated=4, failed=0)
+    with ResultsStore(path) as store:
+        assert len(store) == 12
+        everything = store.results()
+        assert everything["run_key"].is_unique
+        assert set(everything["l1d.ways"]) == {2, 4, 8}
+        store.check()
+        cfg = store.config(fresh["config_key"][0])
+        assert cfg.key() == fresh["config_key"][0] and cfg.name == "gtx480"
+
+
+def test_store_export_parquet_and_csv(tmp_path):
+    path = tmp_path / "s.sqlite"
+    df = sweep(BASE, {"l1d.ways": [2, 4]}, ["sgemm:tiny"], store=path, jobs=1)
+    with ResultsStore(path) as store:
+        pq = pd.read_parquet(store.export(tmp_path / "out" / "r.parquet"))
+        csv = pd.read_csv(store.export(tmp_path / "r.csv"))
+        with pytest.raises(ValueError, match="neither 'parquet' nor 'csv'"):
+            store.export(tmp_path / "r.xlsx")
+    for frame in (pq, csv):
+        assert sorted(frame["run_key"]) == sorted(df["run_key"])
+        merged = df.merge(frame, on="run_key", suffixes=("", "_x"))
+        assert (merged["cycles"] == merged["cycles_x"]).all()
+        assert (merged["l1d.ways"] == merged["l1d.ways_x"]).all()
+
+
+def test_store_errors_are_clear(tmp_path):
+    with pytest.raises(StoreError, match="is a directory"):
+        ResultsStore(tmp_path)
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match="not a usable results store"):
+        ResultsStore(junk)
+    other = tmp_path / "other.sqlite"
+    ResultsStore(other).close()
+    with sqlite3.connect(other) as db:
+        db.execute("UPDATE meta SET value = '99' WHERE key = 'format'")
+    with pytest.raises(StoreError, match="format 99"):
+        ResultsStore(other)
+
+
+def test_failed_runs_are_recorded_never_stored_and_retried(tmp_path):
+    bad = tmp_path / "broken.npz"
+    bad.write_bytes(b"not a trace")
+    path = tmp_path / "s.sqlite"
+    with pytest.raises(SweepError, match=r"2 of 4 runs failed .*broken.npz") as info:
+        sweep(BASE, {"l1d.ways": [2, 4]}, ["vectoradd:tiny", bad], store=path, jobs=2)
+    assert len(info.value.frame) == 2 and len(info.value.failures) == 2
+    with ResultsStore(path) as store:
+        assert len(store) == 2
+        failures = store.failures()
+        assert len(failures) == 2 and failures["workload"].str.endswith("broken.npz").all()
+        assert failures["error"].str.len().gt(0).all()
+    skipped = sweep(BASE, {"l1d.ways": [2, 4]}, ["vectoradd:tiny", bad], store=path, jobs=2, errors="skip")
+    assert skipped.attrs["sweep"] == dict(runs=4, stored=2, simulated=0, failed=2)
+    assert list(skipped["workload"]) == ["vectoradd:tiny"] * 2
+    assert [f["workload"] for f in skipped.attrs["failures"]] == [str(bad)] * 2
+
+
+KILL_SCRIPT = """
+import sys
+from gpucachex import presets
+from gpucachex.sweep import sweep
+sweep(presets.get("gtx480"), {"l1d.ways": [2, 4, 8]}, ["sgemm:tiny"], seeds=range(100), store=sys.argv[1],
+      jobs=2, progress=False)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_interrupted_sweep_loses_nothing_and_resumes(tmp_path, sig):
+    path = tmp_path / "s.sqlite"
+    proc = run_script(KILL_SCRIPT, str(path), stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while stored_count(path) < 20:
+            assert proc.poll() is None, "the sweep ended before it could be interrupted"
+            assert time.monotonic() < deadline, "the sweep stored nothing"
+            time.sleep(0.01)
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    with ResultsStore(path) as store:
+        before = store.finished_at()
+        store.check()
+    assert 20 <= len(before) < 300, f"{len(before)} runs stored when the sweep was interrupted"
+    if sig == signal.SIGINT:
+        assert b"KeyboardInterrupt" in proc.stderr.read()
+    frame = sweep(BASE, {"l1d.ways": [2, 4, 8]}, ["sgemm:tiny"], seeds=range(100), store=path, jobs=2)
+    assert frame.attrs["sweep"] == dict(runs=300, stored=len(before), simulated=300 - len(before), failed=0)
+    assert len(frame) == 300 and frame["run_key"].is_unique
+    with ResultsStore(path) as store:
+        after = store.finished_at()
+        store.check()
+    assert len(after) == 300
+    assert {k: after[k] for k in before} == before   # finished runs were not run again
+    # the rows read back equal a fresh computation
+    check = sweep(BASE, {"l1d.ways": [2, 4, 8]}, ["sgemm:tiny"], seeds=[0, 50, 99], jobs=2)
+    same_rows(check, frame[frame["seed"].isin([0, 50, 99])])
+
+
+CONCURRENT_SCRIPT = """
+import json, sys
+from gpucachex import presets
+from gpucachex.sweep import sweep
+seeds = list(range(40))
+if sys.argv[2] == "reversed":
+    seeds.reverse()
+df = sweep(presets.get("gtx480"), {"l1d.ways": [2, 4]}, ["sgemm:tiny", "hotspot:tiny"], seeds=seeds,
+           store=sys.argv[1], jobs=1, progress=False)
+df.sort_values("run_key").to_csv(sys.argv[3], index=False)
+print(json.dumps(df.attrs["sweep"]))
+"""
+
+
+def test_two_concurrent_sweeps_share_one_store(tmp_path):
+    path = tmp_path / "s.sqlite"
+    procs = [run_script(CONCURRENT_SCRIPT, str(path), order, str(tmp_path / f"{order}.csv"), stdout=subprocess.PIPE,
+                        text=True) for order in ("forward", "reversed")]
+    stats = []
+    for p in procs:
+        out, _ = p.communicate(timeout=300)
+        assert p.returncode == 0
+        stats.append(json.loads(out))
+    for s in stats:
+        assert s["runs"] == 160 and s["failed"] == 0 and s["stored"] + s["simulated"] == 160
+    assert 160 <= stats[0]["simulated"] + stats[1]["simulated"] <= 320
+    with ResultsStore(path) as store:
+        store.check()
+        assert len(store) == 160
+        assert store.results()["run_key"].is_unique
+    a, b = (pd.read_csv(tmp_path / f"{o}.csv") for o in ("forward", "reversed"))
+    same_rows(a, b)
+
+
+# ---- executors ------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_processes_executor_equals_threads(tmp_path):
+    trace = workloads.make("sgemm", "tiny")
+    grid = {"l1d.ways": [2, 4]}
+    wl = ["bfs:tiny", trace]
+    threads = sweep(BASE, grid, wl, seeds=[0, 1], jobs=2)
+    procs = sweep(BASE, grid, wl, seeds=[0, 1], jobs=2, executor="processes", store=tmp_path / "s.sqlite")
+    same_rows(threads, procs)
+
+
+@pytest.mark.slow
+def test_dask_local_cluster_equals_local_sweep(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    grid = {"l1d.ways": [2, 4], "core.scheduler": ["lrr", "gto"]}
+    wl = ["bfs:tiny", "vectoradd:tiny", workloads.make("sgemm", "tiny")]
+    local = sweep(BASE, grid, wl, seeds=[0, 1], jobs=2)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        remote = sweep(BASE, grid, wl, seeds=[0, 1], executor="dask", address=cluster.scheduler_address,
+                       store=tmp_path / "s.sqlite")
+    same_rows(local, remote)
+    assert remote.attrs["sweep"]["simulated"] == 24
+    # no address: the sweep starts its own LocalCluster (and closes it); the store answers the rest
+    own = sweep(BASE, {"l1d.ways": [2, 4, 8]}, ["bfs:tiny"], seeds=[0], executor="dask", jobs=1,
+                store=tmp_path / "s.sqlite")
+    assert own.attrs["sweep"] == dict(runs=3, stored=2, simulated=1, failed=0)
+    expected = local[(local["workload"] == "bfs:tiny") & (local["seed"] == 0)
+                     & (local["core.scheduler"] == BASE["core.scheduler"])].drop(columns="core.scheduler")
+    same_rows(own[own["l1d.ways"] != 8], expected)
