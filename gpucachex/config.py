@@ -95,6 +95,10 @@ def resolve_key(key: str) -> str:
     raise KeyError(f"unknown configuration key {key!r}")
 
 
+def _config_from_values(values: dict[str, Any], name: str) -> "Config":
+    return Config(values, name=name)
+
+
 class Config(Mapping):
     """An immutable GPU configuration: a full mapping of dotted keys to values.
 
@@ -122,6 +126,10 @@ class Config(Mapping):
 
     def __setattr__(self, name, value):
         raise AttributeError("Config is immutable: use replace(**{'dotted.key': value})")
+
+    def __reduce__(self):
+        # Rebuilt from its values (validated again), so Configs travel to process and Dask workers.
+        return (_config_from_values, (dict(self._values), self.name))
 
     # ---- mapping ------------------------------------------------------------------------------
     def __getitem__(self, key: str) -> Any:

@@ -63,6 +63,14 @@ def test_key_is_stable_across_processes_and_sensitive_to_values():
     assert cfg == presets.get("ata") and hash(cfg) == hash(presets.get("ata"))
 
 
+def test_configs_pickle_and_keep_their_key():
+    import pickle
+
+    cfg = presets.get("ata").replace(**{"l1d.sharing": "ata"})
+    again = pickle.loads(pickle.dumps(cfg))
+    assert again == cfg and again.key() == cfg.key() and again.name == "ata"
+
+
 def test_short_names_resolve_to_the_unique_full_key():
     cfg = presets.get("gtx480").replace(**{"sms": 30})
     assert cfg["core.sms"] == 30
