@@ -291,3 +291,108 @@ def test_a_partially_valid_line_being_fetched_at_the_switch_off_is_dropped_when_
     assert r["l1d_writebacks"] == 1
     assert r["l2_write_accesses"] == base["l2_write_accesses"] + 1
     assert r.raw["requests_live"] == 0
+
+
+# ---- the experiment's tables ----------------------------------------------------------------------
+
+def _main_frame():
+    """A main sweep worked by hand: 'a' gains without its L1D and AdmL1D switches it off (right),
+    'b' loses without it and keeps it (right), 'c' loses without it but is switched off (wrong)."""
+    import pandas as pd
+
+    rows = []
+    spec = {  # workload: (ipc always, ipc off, ipc admL1D, switched, power always, power admL1D)
+        "a": (1.0, 1.2, 1.1, 1, 10.0, 4.0),
+        "b": (2.0, 1.0, 2.0, 0, 10.0, 10.0),
+        "c": (1.0, 0.5, 0.6, 1, 10.0, 2.0),
+    }
+    for w, (on, off, adm, sw, p_on, p_adm) in spec.items():
+        common = dict(workload=w, cycles=1000, l1d_miss_rate=0.5, l1d_hit_rate=0.5, l1d_r_to_a=4.0,
+                      admL1D_r_to_a=5.0 if sw else 1.0, admL1D_decided=1.0)
+        rows.append({**common, "l1d.admission": "always", "ipc": on, "l1d_power_w": p_on, "l1d_energy_j": p_on,
+                     "admL1D_switched_off": 0.0})
+        rows.append({**common, "l1d.admission": "off", "ipc": off, "l1d_power_w": 1.0, "l1d_energy_j": 1.0,
+                     "admL1D_switched_off": 0.0})
+        rows.append({**common, "l1d.admission": "admL1D", "ipc": adm, "l1d_power_w": p_adm, "l1d_energy_j": p_adm,
+                     "admL1D_switched_off": float(sw)})
+    return pd.DataFrame(rows)
+
+
+def test_experiment_classifies_and_summarises_by_hand():
+    from gpucachex.experiments import admL1D as exp
+
+    summary = exp.classify(_main_frame())
+    s = summary.set_index("workload")
+    assert list(s["type"]) == ["N", "P", "P"] and list(s["predicted"]) == ["N", "P", "N"]
+    assert list(s["correct"]) == [True, True, False]
+    assert s.loc["a", "ipc_admL1D_norm"] == pytest.approx(1.1)
+    assert s.loc["c", "l1d_power_saving"] == pytest.approx(0.8)
+    head = exp.headline(summary).set_index("metric")["ours"]
+    assert head["classification_accuracy"] == pytest.approx(2 / 3)
+    assert head["type_n_workloads"] == 1
+    assert head["ipc_gain_type_n"] == pytest.approx(0.1)
+    assert head["l1d_power_saving_type_n"] == pytest.approx(0.6)
+    assert head["ipc_change_type_p_mean"] == pytest.approx(((2.0 / 2.0) + 0.6) / 2 - 1)
+    assert head["ipc_change_type_p_worst"] == pytest.approx(-0.4)
+    assert head["type_p_slowed_over_1pct"] == 1
+    assert head["ipc_change_no_l1d_all"] == pytest.approx((1.2 + 0.5 + 0.5) / 3 - 1)
+    # A threshold sweep judged against the main sweep's types.
+    frame = _main_frame()
+    adm = frame[frame["l1d.admission"] == "admL1D"].assign(**{"l1d.admL1D.b_threshold": 3.0})
+    table = exp.sweep_summary(adm, summary, "l1d.admL1D.b_threshold")
+    assert table.loc[0, "accuracy"] == pytest.approx(2 / 3)
+    assert table.loc[0, "type_n_switched_off"] == 1.0 and table.loc[0, "type_p_kept"] == 0.5
+    assert table.loc[0, "ipc_change_type_p_worst"] == pytest.approx(-0.4)
+
+
+@pytest.mark.slow
+def test_experiment_runs_end_to_end_on_tiny_workloads(tmp_path, monkeypatch):
+    # The experiment's own specs, cut down to tiny workloads and a short warm-up.
+    import tomllib
+
+    from gpucachex.experiments import Context, experiments_dir, get
+
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    for src in experiments_dir().glob("admL1D_*.toml"):
+        with open(src, "rb") as f:
+            spec = tomllib.load(f)
+        lines = [f'title = "{spec["title"]}"', 'preset = "admL1D"',
+                 'workloads = ["sgemm", "conv3d", "bfs", "fwt"]', 'size = "tiny"', "seeds = [0]", "[set]",
+                 '"l1d.admL1D.warmup_cycles" = 500']
+        lines += [f'"{k}" = {v!r}' if not isinstance(v, str) else f'"{k}" = "{v}"'
+                  for k, v in spec.get("set", {}).items() if k != "l1d.admL1D.warmup_cycles"]
+        lines.append("[grid]")
+        lines += [f'"{k}" = {[x for x in v][:3]!r}'.replace("'", '"') for k, v in spec.get("grid", {}).items()]
+        (specs / src.name).write_text("\n".join(lines) + "\n")
+    monkeypatch.setenv("GPUCACHEX_EXPERIMENTS", str(specs))
+    ctx = Context(tmp_path / "out", jobs=2)
+    get("admL1D").run(ctx)
+    figures = {o.name for o in ctx.outputs if o.kind == "figure"}
+    assert figures == {"admL1D_fig1", "admL1D_fig2", "admL1D_fig5", "admL1D_fig6", "admL1D_fig7",
+                       "admL1D_threshold", "admL1D_warmup"}
+    from pathlib import Path
+
+    assert all(Path(p).is_file() for o in ctx.outputs for p in o.paths)
+    import pandas as pd
+
+    summary = pd.read_csv(tmp_path / "out" / "admL1D_summary.csv")
+    assert set(summary["workload"]) == {"sgemm", "conv3d", "bfs", "fwt"}
+    assert set(summary["type"]) <= {"N", "P"}
+    head = pd.read_csv(tmp_path / "out" / "admL1D_headline.csv").set_index("metric")
+    assert head.loc["classification_accuracy", "ours"] == pytest.approx(summary["correct"].mean())
+
+
+@pytest.mark.slow
+def test_notebook_runs(monkeypatch):
+    import nbformat
+    from nbclient import NotebookClient
+    from pathlib import Path
+
+    monkeypatch.setenv("GPUCACHEX_NOTEBOOK_SIZE", "tiny")
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "admL1D.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert any("image/png" in o.get("data", {}) for o in outputs)
