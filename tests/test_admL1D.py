@@ -335,6 +335,9 @@ def test_experiment_classifies_and_summarises_by_hand():
     assert head["ipc_change_type_p_mean"] == pytest.approx(((2.0 / 2.0) + 0.6) / 2 - 1)
     assert head["ipc_change_type_p_worst"] == pytest.approx(-0.4)
     assert head["type_p_slowed_over_1pct"] == 1
+    # best choices: a 1.2 (off), b 2.0 (on), c 1.0 (on): AdmL1D reaches 1.1/1.2, 1, 0.6
+    assert head["decisions_within_3pct_of_best"] == 1
+    assert head["ipc_vs_best_choice_mean"] == pytest.approx((1.1 / 1.2 + 1.0 + 0.6) / 3)
     assert head["ipc_change_no_l1d_all"] == pytest.approx((1.2 + 0.5 + 0.5) / 3 - 1)
     # A threshold sweep judged against the main sweep's types.
     frame = _main_frame()
