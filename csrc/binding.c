@@ -110,16 +110,33 @@ static PyObject *raise_gcx(const gcx_error *err)
 
 /* ---- plug-in descriptions --------------------------------------------------------------- */
 
-static PyObject *param_specs_to_list(const gcx_param_spec *params, int n)
+/* The names of a comma-separated choice list as a Python list; None for NULL (numeric). */
+static PyObject *choice_list(const char *choices)
+{
+    if (!choices)
+        return Py_NewRef(Py_None);
+    PyObject *all = PyUnicode_FromString(choices), *sep = PyUnicode_FromString(",");
+    PyObject *out = all && sep ? PyUnicode_Split(all, sep, -1) : NULL;
+    Py_XDECREF(all);
+    Py_XDECREF(sep);
+    return out;
+}
+
+/* A plug-in's parameters; `choice_names` (NULL: all numeric) gives each one's names, as in
+ * gcx_technique.param_choices. */
+static PyObject *param_specs_to_list(const gcx_param_spec *params, int n, const char *const *choice_names)
 {
     PyObject *list = PyList_New(n);
     if (!list)
         return NULL;
     for (int i = 0; i < n; i++) {
         const gcx_param_spec *p = &params[i];
-        PyObject *d = Py_BuildValue("{s:s,s:s,s:d,s:d,s:d,s:O}", "name", p->name, "doc", p->doc, "default",
-                                    p->default_value, "min", p->min_value, "max", p->max_value, "integer",
-                                    p->is_integer ? Py_True : Py_False);
+        PyObject *choices = choice_list(choice_names ? choice_names[i] : NULL);
+        PyObject *d = choices ? Py_BuildValue("{s:s,s:s,s:d,s:d,s:d,s:O,s:N}", "name", p->name, "doc", p->doc,
+                                              "default", p->default_value, "min", p->min_value, "max",
+                                              p->max_value, "integer", p->is_integer ? Py_True : Py_False,
+                                              "choices", choices)
+                              : NULL;
         if (!d) {
             Py_DECREF(list);
             return NULL;
@@ -135,7 +152,7 @@ static PyObject *py_policies(PyObject *self, PyObject *noargs)
     if (!out)
         return NULL;
     for (const gcx_policy *const *p = gcx_policies; *p; p++) {
-        PyObject *params = param_specs_to_list((*p)->params, (*p)->n_params);
+        PyObject *params = param_specs_to_list((*p)->params, (*p)->n_params, NULL);
         PyObject *d = params ? Py_BuildValue("{s:s,s:s,s:N}", "name", (*p)->name, "doc", (*p)->doc, "params", params)
                              : NULL;
         if (!d || PyList_Append(out, d) != 0) {
@@ -477,11 +494,10 @@ static int read_config(PyObject *dict, gcx_gpu_config *cfg)
         const gcx_key *k = gcx_config_find(name);
         int rc;
         if (PyUnicode_Check(value)) {
-            if (!k) {
-                PyErr_Format(PyExc_ValueError, "unknown configuration key '%s'", name);
+            const char *v = PyUnicode_AsUTF8(value);
+            if (!v)
                 return -1;
-            }
-            rc = gcx_config_set_name(cfg, k, PyUnicode_AsUTF8(value), &err);
+            rc = k ? gcx_config_set_name(cfg, k, v, &err) : gcx_config_set_param_name(cfg, name, v, &err);
         } else if (PyNumber_Check(value)) {
             double v = PyFloat_AsDouble(value);
             if (v == -1.0 && PyErr_Occurred())
@@ -832,10 +848,7 @@ static PyObject *py_config_schema(PyObject *self, PyObject *noargs)
         const gcx_key *k = &gcx_core_keys[i];
         PyObject *choices;
         if (k->type == GCX_KEY_CHOICE) {
-            PyObject *all = PyUnicode_FromString(k->choices), *sep = PyUnicode_FromString(",");
-            choices = all && sep ? PyUnicode_Split(all, sep, -1) : NULL;
-            Py_XDECREF(all);
-            Py_XDECREF(sep);
+            choices = choice_list(k->choices);
         } else if (k->type == GCX_KEY_POLICY) {
             choices = PyList_New(0);
             for (const gcx_policy *const *p = gcx_policies; choices && *p; p++) {
@@ -874,10 +887,14 @@ static PyObject *py_config_schema(PyObject *self, PyObject *noargs)
     for (const gcx_technique *const *t = gcx_techniques; *t; t++) {
         for (int i = 0; i < (*t)->n_params; i++) {
             const gcx_param_spec *p = &(*t)->params[i];
-            PyObject *d = Py_BuildValue("{s:s,s:s,s:d,s:d,s:d,s:O,s:s,s:s}", "name", p->name, "type",
-                                        p->is_integer ? "int" : "float", "default", p->default_value, "min",
-                                        p->min_value, "max", p->max_value, "choices", Py_None, "doc", p->doc,
-                                        "technique", (*t)->name);
+            const char *names = gcx_param_choices(*t, i);
+            PyObject *choices = choice_list(names);
+            const char *type = names ? "choice" : p->is_integer ? "int" : "float";
+            PyObject *d = choices ? Py_BuildValue("{s:s,s:s,s:d,s:d,s:d,s:N,s:s,s:s}", "name", p->name, "type", type,
+                                                  "default", p->default_value, "min", p->min_value, "max",
+                                                  p->max_value, "choices", choices, "doc", p->doc, "technique",
+                                                  (*t)->name)
+                                  : NULL;
             if (!d || PyList_Append(out, d) != 0) {
                 Py_XDECREF(d);
                 Py_DECREF(out);
@@ -895,7 +912,7 @@ static PyObject *py_techniques(PyObject *self, PyObject *noargs)
     if (!out)
         return NULL;
     for (const gcx_technique *const *t = gcx_techniques; *t; t++) {
-        PyObject *params = param_specs_to_list((*t)->params, (*t)->n_params);
+        PyObject *params = param_specs_to_list((*t)->params, (*t)->n_params, (*t)->param_choices);
         PyObject *d = params ? Py_BuildValue("{s:s,s:s,s:s,s:N}", "name", (*t)->name, "kind",
                                              gcx_tech_kind_key((*t)->kind), "doc", (*t)->doc, "params", params)
                              : NULL;

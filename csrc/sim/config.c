@@ -137,18 +137,39 @@ static int declared_earlier(const gcx_technique *const *t, int p)
     return 0;
 }
 
-/* The i-th distinct technique parameter in registry order. */
-static const gcx_param_spec *param_at(size_t i)
+/* The i-th distinct technique parameter in registry order, and its names if it takes one (else NULL). */
+static const gcx_param_spec *param_at(size_t i, const char **choices)
 {
     size_t k = 0;
     for (const gcx_technique *const *t = gcx_techniques; *t; t++)
         for (int p = 0; p < (*t)->n_params; p++) {
             if (declared_earlier(t, p))
                 continue;
-            if (k++ == i)
+            if (k++ == i) {
+                if (choices)
+                    *choices = gcx_param_choices(*t, p);
                 return &(*t)->params[p];
+            }
         }
     return NULL;
+}
+
+int gcx_choice_index(const char *choices, const char *value)
+{
+    if (!choices || !value)
+        return -1;
+    size_t len = strlen(value);
+    int idx = 0;
+    for (const char *p = choices; *p; idx++) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && strncmp(p, value, n) == 0)
+            return idx;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return -1;
 }
 
 static int param_index(const char *name)
@@ -208,7 +229,7 @@ void gcx_config_defaults(gcx_gpu_config *cfg)
         }
     }
     for (size_t i = 0; i < GCX_MAX_TECH_PARAMS; i++) {
-        const gcx_param_spec *p = param_at(i);
+        const gcx_param_spec *p = param_at(i, NULL);
         if (!p)
             break;
         cfg->param_value[i] = p->default_value;
@@ -282,13 +303,32 @@ int gcx_config_set_param(gcx_gpu_config *cfg, const char *name, double value, gc
     int i = param_index(name);
     if (i < 0)
         return gcx_fail(err, GCX_ERR_VALUE, "unknown configuration key '%s'", name);
-    const gcx_param_spec *p = param_at((size_t)i);
+    const char *choices;
+    const gcx_param_spec *p = param_at((size_t)i, &choices);
+    if (choices)
+        return gcx_fail(err, GCX_ERR_VALUE, "%s must be one of %s, got the number %g", name, choices, value);
     if (!isfinite(value) || value < p->min_value || value > p->max_value)
         return gcx_fail(err, GCX_ERR_VALUE, "%s must be between %g and %g, got %g", name, p->min_value, p->max_value,
                         value);
     if (p->is_integer && value != floor(value))
         return gcx_fail(err, GCX_ERR_VALUE, "%s must be an integer, got %g", name, value);
     cfg->param_value[i] = value;
+    return GCX_OK;
+}
+
+int gcx_config_set_param_name(gcx_gpu_config *cfg, const char *name, const char *value, gcx_error *err)
+{
+    int i = param_index(name);
+    if (i < 0)
+        return gcx_fail(err, GCX_ERR_VALUE, "unknown configuration key '%s'", name);
+    const char *choices;
+    param_at((size_t)i, &choices);
+    if (!choices)
+        return gcx_fail(err, GCX_ERR_VALUE, "%s expects a number, got '%s'", name, value);
+    int idx = gcx_choice_index(choices, value);
+    if (idx < 0)
+        return gcx_fail(err, GCX_ERR_VALUE, "%s must be one of %s, got '%s'", name, choices, value);
+    cfg->param_value[i] = idx;
     return GCX_OK;
 }
 

@@ -92,7 +92,11 @@ int gcx_config_set_number(gcx_gpu_config *cfg, const gcx_key *key, double value,
 int gcx_config_set_name(gcx_gpu_config *cfg, const gcx_key *key, const char *value, gcx_error *err);
 /* Set a technique parameter by its full name; GCX_ERR_VALUE if no technique declares it. */
 int gcx_config_set_param(gcx_gpu_config *cfg, const char *name, double value, gcx_error *err);
-/* A technique parameter's value (its default unless set). */
+/* Index of `value` in a comma-separated list of names, or -1. */
+int gcx_choice_index(const char *choices, const char *value);
+/* Set a technique parameter that takes a name (gcx_technique.param_choices) by that name. */
+int gcx_config_set_param_name(gcx_gpu_config *cfg, const char *name, const char *value, gcx_error *err);
+/* A technique parameter's value (its default unless set; a choice parameter's index). */
 double gcx_config_param(const gcx_gpu_config *cfg, const char *name);
 
 /* Consistency checks across keys (geometry divisibility and the like). */

@@ -360,6 +360,9 @@ static int run_kernel(gcx_gpu *g, gcx_error *err)
     g->last_progress = g->now;
     while (work_left(g)) {
         ts_advance(g, g->now);
+        GCX_TECH_EACH(g, t)
+        if (t->ops && t->ops->cycle_start)
+            t->ops->cycle_start(t, g->now);
         int progress = cycle(g);
         if (progress) {
             g->last_progress = g->now;

@@ -563,9 +563,15 @@ void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         answer(g, sm, w, now);
         w = next;
     }
-    if (l1->off && line != GCX_NONE && c->tag[line] != GCX_TAG_NONE && c->meta[line].valid == 0) {
-        /* Switched off while the fetch was in flight: the data is not kept. */
-        gcx_cache_invalidate(c, line, NULL, NULL);
+    if (l1->off && line != GCX_NONE && c->tag[line] != GCX_TAG_NONE && !c->meta[line].reserved) {
+        /* Switched off while the fetch was in flight: the data is not kept, nor are the sectors the
+         * line held before (a flush skips lines being fetched); dirty ones are written back. */
+        if (c->meta[line].valid) {
+            tc->s.invalidations++;
+            drop_line(g, sm, line, now, 1);
+        } else {
+            gcx_cache_invalidate(c, line, NULL, NULL);
+        }
     }
 }
 

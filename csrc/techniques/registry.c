@@ -6,6 +6,7 @@
 #include "techniques/technique.h"
 
 extern const gcx_technique gcx_tech_admission_always, gcx_tech_admission_off;
+extern const gcx_technique gcx_tech_admission_admL1D;
 extern const gcx_technique gcx_tech_l1d_power_none, gcx_tech_l2_power_none;
 extern const gcx_technique gcx_tech_l1d_power_drowsy, gcx_tech_l2_power_drowsy;
 extern const gcx_technique gcx_tech_l1d_power_decay, gcx_tech_l2_power_decay;
@@ -16,6 +17,7 @@ const gcx_technique *const gcx_techniques[] = {
     /* l1d.admission */
     &gcx_tech_admission_always,
     &gcx_tech_admission_off,
+    &gcx_tech_admission_admL1D,
     /* l1d.power */
     &gcx_tech_l1d_power_none,
     &gcx_tech_l1d_power_drowsy,

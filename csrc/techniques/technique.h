@@ -42,6 +42,11 @@ typedef struct gcx_technique {
     int kind; /* enum gcx_tech_kind */
     const gcx_param_spec *params; /* full dotted names, e.g. "l2.loscache.table_entries" */
     int n_params;
+    /* Parameters that take a name: NULL (all numeric), or one entry per parameter, in the order
+     * of `params`, holding its comma-separated names ("global,per_sm") or NULL for a number. A
+     * named parameter's value is the index of its name: declare it integer, from 0 to names - 1,
+     * with the default's index. */
+    const char *const *param_choices;
 
     /* Check the parameters against each other (each one's range is checked by the configuration
      * layer); called when a configuration that selects the technique is validated. */
@@ -108,6 +113,10 @@ typedef struct gcx_technique {
     /* Earliest future cycle the technique must see (a phase boundary, a decision), or UINT64_MAX;
      * the model does not skip past it. */
     uint64_t (*next_event)(gcx_tech *t, uint64_t now);
+    /* At the start of every cycle the model simulates, before any component acts in it (so a
+     * decision due at a cycle applies to everything in that cycle); cycles the model skips are not
+     * seen: ask for them with next_event. */
+    void (*cycle_start)(gcx_tech *t, uint64_t now);
 
     /* ---- end of run ---- */
     void (*finish)(gcx_tech *t, uint64_t now);
@@ -124,6 +133,12 @@ struct gcx_tech {
     void *state;
     double params[16]; /* the technique's parameters, in the order of ops->params */
 };
+
+/* The names of parameter i of a technique, or NULL if it is numeric. */
+static inline const char *gcx_param_choices(const gcx_technique *t, int i)
+{
+    return t->param_choices ? t->param_choices[i] : NULL;
+}
 
 /* ---- registry (techniques/registry.c) ---- */
 extern const gcx_technique *const gcx_techniques[];

@@ -31,6 +31,7 @@ from typing import Any
 EXPERIMENTS: dict[str, str] = {
     "drowsy": "drowsy",
     "ata": "ata",
+    "admL1D": "admL1D",
 }
 
 
