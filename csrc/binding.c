@@ -858,7 +858,7 @@ static PyObject *py_config_schema(PyObject *self, PyObject *noargs)
         for (int i = 0; i < (*t)->n_params; i++) {
             const gcx_param_spec *p = &(*t)->params[i];
             PyObject *d = Py_BuildValue("{s:s,s:s,s:d,s:d,s:d,s:O,s:s,s:s}", "name", p->name, "type",
-                                        p->is_integer ? "int" : "float", "default", p->default_value, "min",
+                                        p->is_integer == 2 ? "bool" : p->is_integer ? "int" : "float", "default", p->default_value, "min",
                                         p->min_value, "max", p->max_value, "choices", Py_None, "doc", p->doc,
                                         "technique", (*t)->name);
             if (!d || PyList_Append(out, d) != 0) {
