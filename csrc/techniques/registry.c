@@ -8,6 +8,7 @@
 extern const gcx_technique gcx_tech_admission_always, gcx_tech_admission_off;
 extern const gcx_technique gcx_tech_l1d_power_none, gcx_tech_l2_power_none;
 extern const gcx_technique gcx_tech_sharing_private;
+extern const gcx_technique gcx_tech_l2_power_loscache, gcx_tech_l2_power_ideal_gating;
 
 const gcx_technique *const gcx_techniques[] = {
     /* l1d.admission */
@@ -17,6 +18,8 @@ const gcx_technique *const gcx_techniques[] = {
     &gcx_tech_l1d_power_none,
     /* l2.power */
     &gcx_tech_l2_power_none,
+    &gcx_tech_l2_power_loscache,
+    &gcx_tech_l2_power_ideal_gating,
     /* l1d.sharing */
     &gcx_tech_sharing_private,
     NULL,
