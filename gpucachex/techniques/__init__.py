@@ -1,3 +1,5 @@
 """The Python side of the techniques whose C hooks live in csrc/techniques/: energy of their own
 structures (registered in gpucachex.energy.OVERHEADS) and metrics derived from their counters.
 One module per technique; each is imported here so it registers itself."""
+
+from gpucachex.techniques import loscache  # noqa: F401,E402
