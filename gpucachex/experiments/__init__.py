@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 # Explicit list: name -> module (gpucachex.experiments.<module>). `gpucachex reproduce --only` takes names.
-EXPERIMENTS: dict[str, str] = {}
+EXPERIMENTS: dict[str, str] = {
+    "loscache": "loscache",
+}
 
 
 def experiments_dir() -> Path:

@@ -22,10 +22,11 @@
  * prediction is the target (p + threshold) carried by its first predicted access; the prediction
  * is correct when the actual count equals it, an under-prediction when it is larger (a stay with
  * an early gating is one), an over-prediction when smaller (the line stayed on until evicted). Stays no
- * predicted request touched are not predictions. A bypass (prediction 1) is a prediction too:
- * correct unless its block comes back to the L2 while a bypass record as large as the L2
- * partition still remembers it (a stand-in for how long a kept tag would have lasted; hardware
- * keeps no tag for bypassed data, so the record only measures, it decides nothing). */
+ * predicted request touched are not predictions. A bypass (prediction 1) is a prediction too. A
+ * gated stay whose kept tag is overwritten, and a bypass, would be correct unless their block comes
+ * back: a record as large as the L2 partition remembers them and counts an under-prediction if the
+ * block misses in the L2 again while remembered (the record only measures, it decides nothing; the
+ * hardware keeps no tag for them and cannot tell). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +79,7 @@ enum {
     LF_CHAIN = 8, /* the kept tag was matched: the refill continues the same stay */
 };
 typedef struct los_line {
+    uint64_t block;   /* the gated data's block, for the record once the kept tag is overwritten */
     uint32_t pending; /* accesses still to come in the fill being delivered (gating waits for them) */
     uint16_t acc;     /* accesses of the data's stay, early gatings included (measurement) */
     uint8_t cnt;      /* the design's counter: accesses since the fill (6-bit saturating) */
@@ -107,6 +109,7 @@ typedef struct los_line {
     X(threshold_raises, "thresholds raised by early gatings")                                      \
     X(correct, "stays of data whose accesses equalled the prediction")                             \
     X(under, "stays with more accesses than predicted")                                            \
+    X(under_after_tag, "... of them found when the block came back after its kept tag was overwritten") \
     X(over, "stays with fewer accesses than predicted")                                            \
     X(unpredicted, "stays no predicted request touched")                                           \
     X(bypasses, "misses not allocated (prediction 1)")                                             \
@@ -124,7 +127,7 @@ typedef struct los_state {
     los_sm *sm;
     los_entry *entries;
     los_line *line;     /* [partitions * lines_per_part] */
-    uint64_t *bypassed; /* [partitions * lines_per_part] blocks bypassed and not seen since, or GCX_TAG_NONE */
+    uint64_t *record;   /* [partitions * lines_per_part] block | REC_* of a pending-correct prediction, or GCX_TAG_NONE */
     uint32_t lines_per_part, n_sms, table_entries, max_thr;
     uint64_t period;
     int adaptive, priority;
@@ -156,7 +159,7 @@ static void los_release(gcx_tech *t)
     free(s->sm);
     free(s->entries);
     free(s->line);
-    free(s->bypassed);
+    free(s->record);
     free(s);
     t->state = NULL;
 }
@@ -180,13 +183,13 @@ static int los_init(gcx_tech *t, gcx_error *err)
     s->sm = calloc(s->n_sms, sizeof *s->sm);
     s->entries = calloc((size_t)s->n_sms * s->table_entries, sizeof *s->entries);
     s->line = calloc(lines, sizeof *s->line);
-    s->bypassed = malloc(lines * sizeof *s->bypassed);
-    if (!s->sm || !s->entries || !s->line || !s->bypassed) {
+    s->record = malloc(lines * sizeof *s->record);
+    if (!s->sm || !s->entries || !s->line || !s->record) {
         los_release(t);
         return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for LoSCache state (%zu L2 lines)", lines);
     }
     for (size_t i = 0; i < lines; i++)
-        s->bypassed[i] = GCX_TAG_NONE;
+        s->record[i] = GCX_TAG_NONE;
     for (uint32_t i = 0; i < s->n_sms; i++) {
         s->sm[i].table = s->entries + (size_t)i * s->table_entries;
         s->sm[i].slot = GCX_NONE;
@@ -222,10 +225,59 @@ static void close_stay(los_state *s, los_line *L)
     L->pending = 0;
 }
 
-static inline uint32_t bypass_slot(const los_state *s, const gcx_tcache *c, uint64_t block)
+/* The record of predictions that are correct unless their block comes back: a direct-mapped table
+ * per partition; an entry pushed out by another is settled as correct. */
+#define REC_BYPASS (1ull << 63) /* a bypass (else a gated stay whose kept tag was overwritten) */
+
+static inline uint64_t *record_slot(los_state *s, const gcx_tcache *c, uint64_t block)
 {
     uint64_t h = block * 0x9E3779B97F4A7C15ull;
-    return c->id * s->lines_per_part + (uint32_t)((h >> 32) % s->lines_per_part);
+    return &s->record[(size_t)c->id * s->lines_per_part + (uint32_t)((h >> 32) % s->lines_per_part)];
+}
+
+static void record_settle(los_state *s, uint64_t entry, int came_back)
+{
+    if (entry == GCX_TAG_NONE)
+        return;
+    if (entry & REC_BYPASS) {
+        if (came_back)
+            s->n.bypass_under++;
+        else
+            s->n.bypass_correct++;
+    } else if (came_back) {
+        s->n.under++;
+        s->n.under_after_tag++;
+    } else {
+        s->n.correct++;
+    }
+}
+
+static void record_put(los_state *s, const gcx_tcache *c, uint64_t block, uint64_t kind)
+{
+    uint64_t *e = record_slot(s, c, block);
+    record_settle(s, *e, 0);
+    *e = block | kind;
+}
+
+/* A miss to `block`: if a pending prediction on it is remembered, it was an under-prediction. */
+static void record_take(los_state *s, const gcx_tcache *c, uint64_t block)
+{
+    uint64_t *e = record_slot(s, c, block);
+    if (*e != GCX_TAG_NONE && (*e & ~REC_BYPASS) == block) {
+        record_settle(s, *e, 1);
+        *e = GCX_TAG_NONE;
+    }
+}
+
+/* The line's stay ends because its data or kept tag is replaced by another block: a gated stay
+ * whose count matched its prediction goes to the record, anything else is settled now. */
+static void end_stay(los_state *s, const gcx_tcache *c, los_line *L)
+{
+    if ((L->flags & LF_GATED) && L->pred && L->acc == L->pred) {
+        record_put(s, c, L->block, 0);
+        L->flags = 0;
+    }
+    close_stay(s, L);
 }
 
 /* ---- the prediction phase ---------------------------------------------------------------------- */
@@ -308,7 +360,7 @@ static void los_kernel_start(gcx_tech *t, uint32_t kernel, uint64_t now)
             if (!has_data(tc, line) || tc->c.meta[line].fill_cycle != now)
                 continue;
             los_line *L = line_of(s, tc, line);
-            close_stay(s, L);
+            end_stay(s, tc, L);
             L->flags = LF_DATA;
             gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
         }
@@ -455,6 +507,7 @@ static void los_line_after_access(gcx_tech *t, gcx_tcache *c, uint32_t line, con
         return;
     if (!(L->flags & LF_GATE))
         return;
+    L->block = c->c.tag[line];
     s->gating = 1;
     gcx_l2_power_off(t->gpu, c, line, now, 1);
     s->gating = 0;
@@ -474,7 +527,7 @@ static void los_line_fill(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_r
         L->flags = LF_DATA;
     } else if (!(L->flags & LF_DATA)) {
         /* New data (a partial fill of a present line continues its stay). */
-        close_stay(s, L);
+        end_stay(s, c, L);
         L->flags = LF_DATA;
     }
     uint32_t n = 0;
@@ -521,11 +574,7 @@ static int los_allocate(gcx_tech *t, gcx_tcache *c, const gcx_req *r, uint64_t n
 {
     los_state *s = t->state;
     uint64_t block = r->addr >> c->c.line_shift;
-    uint64_t *b = &s->bypassed[bypass_slot(s, c, block)];
-    if (*b == block) {
-        s->n.bypass_under++; /* bypassed data came back */
-        *b = GCX_TAG_NONE;
-    }
+    record_take(s, c, block);
     if (r->tech[0] != 1)
         return 1;
     /* A bypass that matches a kept tag is an early gating too (the model calls line_off_hit only
@@ -533,9 +582,8 @@ static int los_allocate(gcx_tech *t, gcx_tcache *c, const gcx_req *r, uint64_t n
     uint32_t line = gcx_l2_find_line(t->gpu, c->id, r->addr);
     if (line != GCX_NONE && (line_of(s, c, line)->flags & LF_GATED) && !c->c.meta[line].reserved)
         early_gating(s, line_of(s, c, line), r, 0);
-    if (*b != GCX_TAG_NONE)
-        s->n.bypass_correct++; /* the record it replaces never came back */
-    *b = block;
+    else
+        record_put(s, c, block, REC_BYPASS);
     s->n.bypasses++;
     return 0;
 }
@@ -545,12 +593,11 @@ static void los_cache_finish(gcx_tech *t, gcx_tcache *c, uint64_t now)
     los_state *s = t->state;
     for (uint32_t line = 0; line < c->c.n_lines; line++)
         close_stay(s, line_of(s, c, line));
-    uint64_t *b = s->bypassed + (size_t)c->id * s->lines_per_part;
-    for (uint32_t i = 0; i < s->lines_per_part; i++)
-        if (b[i] != GCX_TAG_NONE) {
-            s->n.bypass_correct++;
-            b[i] = GCX_TAG_NONE;
-        }
+    uint64_t *rec = s->record + (size_t)c->id * s->lines_per_part;
+    for (uint32_t i = 0; i < s->lines_per_part; i++) {
+        record_settle(s, rec[i], 0);
+        rec[i] = GCX_TAG_NONE;
+    }
 }
 
 static void los_report(gcx_tech *t, gcx_stat_sink *sink)
