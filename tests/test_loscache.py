@@ -268,3 +268,20 @@ def test_overhead_is_charged_to_the_l2():
     assert bigger["l2_overhead_energy_j"] > r["l2_overhead_energy_j"]
     base = simulate(presets.get("loscache"), trace)
     assert base["l2_overhead_energy_j"] == 0.0
+
+
+# ---- notebook ------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_notebook_runs_at_tiny_size(monkeypatch, tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    from pathlib import Path
+
+    monkeypatch.setenv("GPUCACHEX_NOTEBOOK_SIZE", "tiny")
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "loscache.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert sum("image/png" in o.get("data", {}) for o in outputs) >= 4
