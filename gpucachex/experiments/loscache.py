@@ -30,10 +30,11 @@ PAPER = {
 
 POWER = "l2.power"
 MODES = {"none": "baseline", "loscache": "LoSCache", "ideal_gating": "Ideal-Gating"}
-SWEEPS = {
-    "loscache_period": ("l2.loscache.prediction_period", "prediction period (L2 accesses)", True),
-    "loscache_threshold": ("l2.loscache.max_threshold", "maximum threshold", False),
-    "loscache_table": ("l2.loscache.table_entries", "prediction-table entries per SM", True),
+SWEEPS = {  # spec -> (swept key, axis label, log x axis, a second swept key drawn as one row of panels per value)
+    "loscache_period": ("l2.loscache.prediction_period", "prediction period (L2 accesses)", True, None),
+    "loscache_threshold": ("l2.loscache.max_threshold", "maximum threshold", False, None),
+    "loscache_table": ("l2.loscache.table_entries", "prediction-table entries per SM", True,
+                       "l2.loscache.prediction_period"),
 }
 MM_LIKE = ("sgemm", "gemm")
 STREAMING_CLASS = "streaming"
@@ -52,7 +53,7 @@ def _by_workload(frame, mode: str):
 
 def summarize(main, naive):
     """One row per workload: class, baseline dead time (both parts), accuracy of the naive and the
-    adaptive prediction, the share of LD/ST requests that carried a prediction, under/over/early
+    adaptive prediction, the share of L2 accesses that carried a prediction, under/over/early
     gating counts, and execution time and L2 energy normalised to the baseline."""
     import pandas as pd
 
@@ -69,7 +70,7 @@ def summarize(main, naive):
     out["accuracy_naive"] = nai["l2_prediction_accuracy"]
     out["accuracy_adaptive"] = los["l2_prediction_accuracy"]
     out["predictions_adaptive"] = los["l2_predictions"]
-    out["coverage"] = los["loscache_predicted_requests"] / los["loscache_table_lookups"]
+    out["coverage"] = los["loscache_predicted_l2_accesses"] / los["l2_accesses"]
     out["under_adaptive"] = los["l2_under_predictions"]
     out["over_adaptive"] = los["l2_over_predictions"]
     out["early_gatings"] = los["l2_early_gatings"]
@@ -95,8 +96,9 @@ def _mean(x) -> float:
     return float(x.mean()) if len(x) else float("nan")
 
 
-def headline(summary):
-    """The paper's headline numbers measured on our suite: metric, ours, paper, note."""
+def headline(summary, time_uncongested=None):
+    """The paper's headline numbers measured on our suite: metric, ours, paper, note.
+    `time_uncongested`: per-workload execution time / baseline with the uncongested crossbar."""
     import pandas as pd
 
     mm = summary[summary["workload"].isin(MM_LIKE)]
@@ -111,10 +113,15 @@ def headline(summary):
         ("adaptive_at_least_naive", int((summary["accuracy_adaptive"] >= summary["accuracy_naive"] - 1e-12).sum()),
          float("nan"), "workloads whose adaptive accuracy is at or above the naive one"),
         ("coverage", _mean(summary["coverage"]), float("nan"),
-         "share of LD/ST requests that carried a prediction (not reported by the paper)"),
+         "share of L2 accesses that carried a prediction, mean (not reported by the paper)"),
         ("slowdown", _mean(summary["time_loscache"]) - 1, PAPER["slowdown"],
          "execution time / baseline - 1, mean (Fig. 7)"),
         ("slowdown_worst", float(summary["time_loscache"].max()) - 1, 0.04, "worst workload (paper: ST3D +4%)"),
+        ("slowdown_uncongested_xbar", _mean(time_uncongested) - 1 if time_uncongested is not None else float("nan"),
+         PAPER["slowdown"], "the same with 4 crossbar flits per cycle per port (loscache_xbar)"),
+        ("slowdown_uncongested_xbar_worst",
+         float(np.max(time_uncongested)) - 1 if time_uncongested is not None else float("nan"), 0.04,
+         "worst workload with 4 crossbar flits per cycle per port"),
         ("energy_loscache", _mean(summary["energy_loscache"]), PAPER["energy_loscache"],
          "L2 energy / baseline, mean (Fig. 8)"),
         ("energy_ideal", _mean(summary["energy_ideal"]), PAPER["energy_loscache"] - PAPER["energy_ideal_gap"],
@@ -143,24 +150,27 @@ def _sweep_frame(ctx, name, main):
     base = main[main["mode"] == "baseline"].groupby("workload")[["l2_energy_j", "cycles"]].mean()
     frame["l2_energy_norm"] = frame["l2_energy_j"].to_numpy() / base["l2_energy_j"].reindex(frame["workload"]).to_numpy()
     frame["time_norm"] = frame["cycles"].to_numpy() / base["cycles"].reindex(frame["workload"]).to_numpy()
-    frame["coverage"] = frame["loscache_predicted_requests"] / frame["loscache_table_lookups"]
+    frame["coverage"] = frame["loscache_predicted_l2_accesses"] / frame["l2_accesses"]
     return frame
 
 
-def _sweep_figure(frame, key, label, logx):
+def _sweep_figure(frame, key, label, logx, facet=None):
     import matplotlib.pyplot as plt
 
     from gpucachex import plot
 
-    fig, axes = plt.subplots(1, 3, figsize=(15, 3.8))
-    for ax, (metric, ylabel) in zip(axes, [("l2_energy_norm", "L2 energy / baseline"),
-                                           ("l2_prediction_accuracy", "prediction accuracy"),
-                                           ("time_norm", "execution time / baseline")]):
-        plot.lines(frame, key, metric, xlabel=label, ylabel=ylabel, logx=logx, ax=ax)
-        ax.get_legend().remove()
-    handles, labels = axes[0].get_legend_handles_labels()
+    facets = [(None, frame)] if facet is None else list(frame.groupby(facet, sort=True))
+    panels = [("l2_energy_norm", "L2 energy / baseline"), ("l2_prediction_accuracy", "prediction accuracy"),
+              ("coverage", "L2 accesses with a prediction"), ("time_norm", "execution time / baseline")]
+    fig, axes = plt.subplots(len(facets), len(panels), figsize=(19, 3.8 * len(facets)), squeeze=False)
+    for row, (value, rows) in zip(axes, facets):
+        for ax, (metric, ylabel) in zip(row, panels):
+            plot.lines(rows, key, metric, xlabel=label, ylabel=ylabel, logx=logx, ax=ax,
+                       title="" if facet is None else f"{facet.split('.')[-1]} = {value}")
+            ax.get_legend().remove()
+    handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(8, len(labels)), fontsize="small",
-               bbox_to_anchor=(0.5, -0.08))
+               bbox_to_anchor=(0.5, -0.08 / len(facets)))
     fig.tight_layout()
     return fig
 
@@ -174,8 +184,13 @@ def run(ctx) -> None:
     naive = _label(ctx.sweep("loscache_naive"), "loscache")
     naive["mode"] = "LoSCache naive"
     summary = summarize(main, naive)
+    # The same runs with a crossbar that is not the bottleneck (see experiments/loscache.md).
+    xbar = _label(ctx.sweep("loscache_xbar"), "none")
+    time_xbar = (_by_workload(xbar, "LoSCache")["cycles"] / _by_workload(xbar, "baseline")["cycles"])
+    summary["time_loscache_xbar"] = time_xbar.reindex(summary["workload"]).to_numpy()
     ctx.table(summary, "loscache_summary", "per workload: dead time, accuracy, coverage, time and L2 energy ratios")
-    ctx.table(headline(summary), "loscache_headline", "headline numbers next to the paper's")
+    ctx.table(headline(summary, summary["time_loscache_xbar"]), "loscache_headline",
+              "headline numbers next to the paper's")
 
     # Fig. 1: baseline dead time, split into its two parts.
     fig = plot.stacked_bars(summary, ["dead_nodata", "dead_unused"],
@@ -205,13 +220,20 @@ def run(ctx) -> None:
                                title="Fig. 8: L2 energy of LoSCache and Ideal-Gating normalised to the baseline")
     ctx.figure(fig, "loscache_fig8_energy", "L2 energy of LoSCache and Ideal-Gating normalised to the baseline")
 
-    # The share of LD/ST requests that carried a prediction: what limits the savings here.
+    # The share of L2 accesses that carried a prediction: what limits the savings here.
     c = summary[["workload"]].assign(mode="LoSCache", coverage=summary["coverage"])
-    fig = plot.normalized_bars(c, "coverage", hue="mode", ylabel="requests with a prediction", reference=None,
-                               title="Coverage: share of LD/ST requests whose PC had a prediction")
-    ctx.figure(fig, "loscache_coverage", "share of LD/ST requests that carried a prediction")
+    fig = plot.normalized_bars(c, "coverage", hue="mode", ylabel="L2 accesses with a prediction", reference=None,
+                               title="Coverage: share of L2 accesses whose PC had a prediction")
+    ctx.figure(fig, "loscache_coverage", "share of L2 accesses that carried a prediction")
 
-    for name, (key, label, logx) in SWEEPS.items():
+    # Fig. 7 again with a crossbar that is not the bottleneck.
+    t = pd.concat([summary[["workload"]].assign(mode="LoSCache", time=summary["time_loscache"]),
+                   summary[["workload"]].assign(mode="LoSCache, 4 flits/cycle", time=summary["time_loscache_xbar"])])
+    fig = plot.normalized_bars(t, "time", hue="mode", ylabel="execution time / baseline",
+                               title="Fig. 7b: execution time with the preset's crossbar and with 4 flits per cycle")
+    ctx.figure(fig, "loscache_fig7b_time_xbar", "LoSCache execution time, preset crossbar vs an uncongested one")
+
+    for name, (key, label, logx, facet) in SWEEPS.items():
         frame = _sweep_frame(ctx, name, main)
-        ctx.figure(_sweep_figure(frame, key, label, logx), f"{name}_sweep",
-                   f"L2 energy, accuracy and execution time against the {label}, per workload")
+        ctx.figure(_sweep_figure(frame, key, label, logx, facet), f"{name}_sweep",
+                   f"L2 energy, accuracy, coverage and execution time against the {label}, per workload")

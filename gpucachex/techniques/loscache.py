@@ -114,8 +114,8 @@ energy.OVERHEADS["loscache"] = overhead
 
 
 def prediction_summary(frame):
-    """Per row of a sweep (or one Result's metrics in a one-row frame): accuracy, the share of LD/ST
-    requests that carried a prediction (coverage), and the outcome shares of the predictions."""
+    """Per row of a sweep (a DataFrame of runs): accuracy, the share of L2 accesses that carried a
+    prediction (coverage), and the shares of under- and over-predictions."""
     import pandas as pd
 
     out = pd.DataFrame(index=frame.index)
@@ -123,6 +123,5 @@ def prediction_summary(frame):
     out["accuracy"] = frame["l2_prediction_accuracy"]
     out["under_share"] = frame["l2_under_predictions"] / total
     out["over_share"] = frame["l2_over_predictions"] / total
-    out["coverage"] = frame["loscache_predicted_requests"] / frame["loscache_table_lookups"].where(
-        frame["loscache_table_lookups"] > 0)
+    out["coverage"] = frame["loscache_predicted_l2_accesses"] / frame["l2_accesses"].where(frame["l2_accesses"] > 0)
     return out

@@ -103,7 +103,8 @@ typedef struct los_line {
     X(predicted_pcs, "table entries that received a prediction")                                   \
     X(prediction_sum, "sum of the predictions table entries received")                             \
     X(threshold_sum, "sum of the thresholds of predicted entries at kernel ends")                  \
-    X(predicted_requests, "requests that carried a prediction")                                    \
+    X(predicted_requests, "LD/ST requests that carried a prediction")                              \
+    X(predicted_l2_accesses, "L2 accesses that carried a prediction")                              \
     X(gatings, "lines powered off after their predicted last access")                              \
     X(early_gatings, "requests that matched the kept tag of a gated line")                         \
     X(threshold_raises, "thresholds raised by early gatings")                                      \
@@ -491,8 +492,11 @@ static uint32_t los_line_access(gcx_tech *t, gcx_tcache *c, uint32_t line, const
         L->cnt++;
     if (L->acc < UINT16_MAX)
         L->acc++;
-    if (r->tech[0] > 0 && !L->pred)
-        L->pred = (uint8_t)r->tech[0];
+    if (r->tech[0] > 0) {
+        s->n.predicted_l2_accesses++;
+        if (!L->pred)
+            L->pred = (uint8_t)r->tech[0];
+    }
     return 0; /* a line is powered on while its data is fetched: no wake-up latency */
 }
 
@@ -577,6 +581,7 @@ static int los_allocate(gcx_tech *t, gcx_tcache *c, const gcx_req *r, uint64_t n
     record_take(s, c, block);
     if (r->tech[0] != 1)
         return 1;
+    s->n.predicted_l2_accesses++;
     /* A bypass that matches a kept tag is an early gating too (the model calls line_off_hit only
      * for requests that allocate). */
     uint32_t line = gcx_l2_find_line(t->gpu, c->id, r->addr);
