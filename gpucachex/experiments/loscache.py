@@ -33,7 +33,7 @@ MODES = {"none": "baseline", "loscache": "LoSCache", "ideal_gating": "Ideal-Gati
 SWEEPS = {  # spec -> (swept key, axis label, log x axis, a second swept key drawn as one row of panels per value)
     "loscache_period": ("l2.loscache.prediction_period", "prediction period (L2 accesses)", True, None),
     "loscache_threshold": ("l2.loscache.max_threshold", "maximum threshold", False, None),
-    "loscache_table": ("l2.loscache.table_entries", "prediction-table entries per SM", True,
+    "loscache_table": ("l2.loscache.table_entries", "prediction-table entries per SM", False,
                        "l2.loscache.prediction_period"),
 }
 MM_LIKE = ("sgemm", "gemm")
