@@ -285,3 +285,37 @@ def test_notebook_runs_at_tiny_size(monkeypatch, tmp_path):
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     assert sum("image/png" in o.get("data", {}) for o in outputs) >= 4
+
+
+# ---- experiment ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_experiment_specs_are_valid(quick):
+    from gpucachex.experiments import EXPERIMENTS, load_spec, spec_workloads
+    from gpucachex.experiments import loscache as exp
+    from gpucachex.sweep import points
+
+    assert EXPERIMENTS["loscache"] == "loscache"
+    for name in ["loscache_main", "loscache_naive", "loscache_xbar", *exp.SWEEPS]:
+        spec = load_spec(name, quick=quick)
+        base = presets.get(spec["preset"], **spec["set"])
+        runs = points(base, spec["grid"], spec_workloads(spec))  # every configuration validated
+        assert runs and all(w.split(":")[0] in workloads.names() for w in spec_workloads(spec))
+        assert spec["size"] == ("small" if quick else "medium")
+
+
+def test_experiment_tables_from_tiny_runs():
+    from gpucachex.experiments import loscache as exp
+    from gpucachex.sweep import sweep
+
+    wl = ["sgemm:tiny", "vectoradd:tiny"]
+    main = sweep(presets.get("loscache"), {"l2.power": ["none", "loscache", "ideal_gating"]}, wl, jobs=1)
+    naive = sweep(presets.get("loscache", **{"l2.power": "loscache", "loscache.adaptive": False}), None, wl, jobs=1)
+    for frame in (main, naive):
+        frame["workload"] = frame["workload"].str.split(":").str[0]
+    summary = exp.summarize(exp.label_modes(main, "none"), exp.label_modes(naive, "loscache").assign(mode="LoSCache naive"))
+    assert list(summary["workload"]) == ["sgemm", "vectoradd"]
+    assert (summary["energy_ideal"] < 1).all() and (summary["energy_loscache"] >= summary["energy_ideal"]).all()
+    head = exp.headline(summary).set_index("metric")
+    assert head.loc["workloads", "ours"] == 2 and head.loc["dead_time", "paper"] == 0.956
+    assert head.loc["energy_loscache", "ours"] == pytest.approx(summary["energy_loscache"].mean())

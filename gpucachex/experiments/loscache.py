@@ -40,7 +40,7 @@ MM_LIKE = ("sgemm", "gemm")
 STREAMING_CLASS = "streaming"
 
 
-def _label(frame, default: str):
+def label_modes(frame, default: str):
     """A 'mode' column naming each row's L2 power technique (`default` when l2.power was not swept)."""
     out = frame.copy()
     out["mode"] = out[POWER].map(MODES) if POWER in out.columns else MODES[default]
@@ -180,12 +180,12 @@ def run(ctx) -> None:
 
     from gpucachex import plot
 
-    main = _label(ctx.sweep("loscache_main"), "none")
-    naive = _label(ctx.sweep("loscache_naive"), "loscache")
+    main = label_modes(ctx.sweep("loscache_main"), "none")
+    naive = label_modes(ctx.sweep("loscache_naive"), "loscache")
     naive["mode"] = "LoSCache naive"
     summary = summarize(main, naive)
     # The same runs with a crossbar that is not the bottleneck (see experiments/loscache.md).
-    xbar = _label(ctx.sweep("loscache_xbar"), "none")
+    xbar = label_modes(ctx.sweep("loscache_xbar"), "none")
     time_xbar = (_by_workload(xbar, "LoSCache")["cycles"] / _by_workload(xbar, "baseline")["cycles"])
     summary["time_loscache_xbar"] = time_xbar.reindex(summary["workload"]).to_numpy()
     ctx.table(summary, "loscache_summary", "per workload: dead time, accuracy, coverage, time and L2 energy ratios")
