@@ -889,7 +889,7 @@ static PyObject *py_config_schema(PyObject *self, PyObject *noargs)
             const gcx_param_spec *p = &(*t)->params[i];
             const char *names = gcx_param_choices(*t, i);
             PyObject *choices = choice_list(names);
-            const char *type = names ? "choice" : p->is_integer ? "int" : "float";
+            const char *type = names ? "choice" : p->is_integer == 2 ? "bool" : p->is_integer ? "int" : "float";
             PyObject *d = choices ? Py_BuildValue("{s:s,s:s,s:d,s:d,s:d,s:N,s:s,s:s}", "name", p->name, "type", type,
                                                   "default", p->default_value, "min", p->min_value, "max",
                                                   p->max_value, "choices", choices, "doc", p->doc, "technique",

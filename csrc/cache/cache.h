@@ -44,7 +44,7 @@ typedef struct gcx_param_spec {
     double default_value;
     double min_value;
     double max_value;
-    int is_integer;
+    int is_integer; /* 0: a real number; 1: an integer; 2: a boolean (0 or 1, shown to Python as a bool) */
 } gcx_param_spec;
 
 /* Replacement policy: the cache calls these hooks and never asks which policy it has.

@@ -460,6 +460,9 @@ int gcx_xbar_init(gcx_xbar *x, uint32_t n_src, uint32_t n_dst, uint32_t latency,
 void gcx_xbar_free(gcx_xbar *x);
 int gcx_xbar_can_send(const gcx_xbar *x, uint32_t dst);
 void gcx_xbar_send(gcx_xbar *x, uint32_t src, uint32_t dst, gcx_req *r, uint32_t bytes, uint64_t now);
+/* A control packet of `bytes` that carries no request: it occupies the two ports and counts its
+ * flits like any packet; returns the cycle it arrives. */
+uint64_t gcx_xbar_charge(gcx_xbar *x, uint32_t src, uint32_t dst, uint32_t bytes, uint64_t now);
 uint64_t gcx_xbar_next_event(const gcx_xbar *x);
 
 /* per-component cycles; each returns nonzero if it made progress */
@@ -518,6 +521,8 @@ int gcx_l2_init(gcx_gpu *g, uint32_t p, gcx_error *err);
 void gcx_l2_free(gcx_l2 *l2);
 uint32_t gcx_l2_partition_of(const gcx_gpu *g, uint64_t addr);
 void gcx_l2_prefill(gcx_gpu *g, uint64_t addr, uint64_t bytes);
+/* The line of partition p whose tag is addr's (data present, pending or powered off), or GCX_NONE. */
+uint32_t gcx_l2_find_line(const gcx_gpu *g, uint32_t p, uint64_t addr);
 /* Power a line off; dirty data is written back to DRAM first. keep_tag: the tag stays (LoSCache). */
 void gcx_l2_power_off(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t now, int keep_tag);
 

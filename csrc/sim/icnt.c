@@ -39,7 +39,7 @@ void gcx_xbar_free(gcx_xbar *x)
 
 int gcx_xbar_can_send(const gcx_xbar *x, uint32_t dst) { return !gcx_q_full(&x->dst_q[dst]); }
 
-void gcx_xbar_send(gcx_xbar *x, uint32_t src, uint32_t dst, gcx_req *r, uint32_t bytes, uint64_t now)
+uint64_t gcx_xbar_charge(gcx_xbar *x, uint32_t src, uint32_t dst, uint32_t bytes, uint64_t now)
 {
     uint32_t flits = (bytes + x->flit_bytes - 1) / x->flit_bytes;
     if (flits == 0)
@@ -53,7 +53,12 @@ void gcx_xbar_send(gcx_xbar *x, uint32_t src, uint32_t dst, gcx_req *r, uint32_t
     x->src_free[src] = x->dst_free[dst] = start + cycles;
     x->flits += flits;
     x->packets++;
-    gcx_q_push(&x->dst_q[dst], r, start + cycles + x->latency);
+    return start + cycles + x->latency;
+}
+
+void gcx_xbar_send(gcx_xbar *x, uint32_t src, uint32_t dst, gcx_req *r, uint32_t bytes, uint64_t now)
+{
+    gcx_q_push(&x->dst_q[dst], r, gcx_xbar_charge(x, src, dst, bytes, now));
 }
 
 uint64_t gcx_xbar_next_event(const gcx_xbar *x)

@@ -153,6 +153,14 @@ static void drop(gcx_gpu *g, uint32_t p, uint32_t line, uint64_t now)
     tc->word_valid[line] = 0;
 }
 
+uint32_t gcx_l2_find_line(const gcx_gpu *g, uint32_t p, uint64_t addr)
+{
+    const gcx_cache *c = &g->l2[p].tc.c;
+    uint32_t set = set_of(g, c, addr);
+    int way = gcx_cache_find(c, set, addr >> c->line_shift);
+    return way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
+}
+
 void gcx_l2_power_off(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t now, int keep_tag)
 {
     uint32_t p = tc->id;
@@ -444,10 +452,14 @@ int gcx_l2_cycle(gcx_gpu *g, uint32_t p)
     if (gcx_q_ready(in, now)) {
         /* Unlink first: accepting moves the request into other queues. */
         gcx_req *r = gcx_q_pop(in);
-        if (l2_accept(g, p, r, now))
+        if (l2_accept(g, p, r, now)) {
+            gcx_tech *pw = l2->tc.power;
+            if (pw->ops && pw->ops->l2_request)
+                pw->ops->l2_request(pw, &l2->tc, now);
             progress = 1;
-        else
+        } else {
             gcx_q_push_front(in, r);
+        }
     }
     return progress;
 }

@@ -12,6 +12,7 @@ extern const gcx_technique gcx_tech_l1d_power_drowsy, gcx_tech_l2_power_drowsy;
 extern const gcx_technique gcx_tech_l1d_power_decay, gcx_tech_l2_power_decay;
 extern const gcx_technique gcx_tech_sharing_private, gcx_tech_sharing_remote, gcx_tech_sharing_decoupled,
     gcx_tech_sharing_ata;
+extern const gcx_technique gcx_tech_l2_power_loscache, gcx_tech_l2_power_ideal_gating;
 
 const gcx_technique *const gcx_techniques[] = {
     /* l1d.admission */
@@ -26,6 +27,8 @@ const gcx_technique *const gcx_techniques[] = {
     &gcx_tech_l2_power_none,
     &gcx_tech_l2_power_drowsy,
     &gcx_tech_l2_power_decay,
+    &gcx_tech_l2_power_loscache,
+    &gcx_tech_l2_power_ideal_gating,
     /* l1d.sharing */
     &gcx_tech_sharing_private,
     &gcx_tech_sharing_remote,

@@ -32,6 +32,7 @@ EXPERIMENTS: dict[str, str] = {
     "drowsy": "drowsy",
     "ata": "ata",
     "admL1D": "admL1D",
+    "loscache": "loscache",
 }
 
 

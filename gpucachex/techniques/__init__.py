@@ -5,3 +5,4 @@ One module per technique; each is imported here so it registers itself."""
 from gpucachex.techniques import decay, drowsy  # noqa: E402,F401
 from gpucachex.techniques import sharing  # noqa: F401,E402  (l1d.sharing: remote, decoupled, ata)
 from gpucachex.techniques import admL1D  # noqa: F401,E402
+from gpucachex.techniques import loscache  # noqa: F401,E402

@@ -1,0 +1,39 @@
+"""Cost of the L2 power techniques in the timing model: warp instructions simulated per second with
+l2.power = none, loscache and ideal_gating, on a few kernel models (traces built once, outside the
+timing).
+
+Run: python benchmarks/l2_power_overhead.py [--size small] [--repeat R] [workload ...]
+"""
+import argparse
+import time
+
+from gpucachex import presets, simulate, workloads
+
+TECHNIQUES = ("none", "loscache", "ideal_gating")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("workloads", nargs="*", default=["sgemm", "bfs", "vectoradd", "histogram"])
+    ap.add_argument("--size", default="small")
+    ap.add_argument("--repeat", type=int, default=3, help="best of R runs")
+    args = ap.parse_args()
+
+    cfg = presets.get("loscache")
+    print(f"preset loscache, size {args.size}, one core, best of {args.repeat}")
+    for name in args.workloads:
+        trace = workloads.make(name, size=args.size)
+        line = [f"  {name:<12}"]
+        for tech in TECHNIQUES:
+            best, insts = float("inf"), 0
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                r = simulate(cfg.replace(**{"l2.power": tech}), trace, energy=False)
+                best = min(best, time.perf_counter() - t0)
+                insts = r["warp_insts"]
+            line.append(f"{tech} {insts / best / 1e6:6.2f} M warp inst/s")
+        print("   ".join(line))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,239 @@
+"""LoSCache (Tan et al.): L2 dead time on the baseline, and power-gating L2 lines after their predicted
+last access. Reproduces Figures 1, 6, 7 and 8 (baseline dead time; naive vs adaptive prediction
+accuracy; execution time and L2 energy normalised to the baseline, with Ideal-Gating), sweeps the
+prediction period, the maximum threshold and the table capacity per workload, and tabulates the
+headline numbers next to the paper's.
+
+Definitions: dead time = line-cycles holding no data or data never accessed again, over cycles x
+lines (the paper's Total_Dead_Time / (Execution_Time x Num_Cache_Lines)); prediction accuracy is
+the core's `l2_prediction_accuracy` (see csrc/techniques/l2_power/loscache.c); energies are the L2's
+including LoSCache's table and tag overhead (`gpucachex.techniques.loscache`). Averages over
+workloads are arithmetic means of per-workload ratios, as in the paper.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+NAME = "loscache"
+TITLE = "LoSCache: locality-similarity L2 power gating (Tan, Yan, Song, Fu)"
+
+# The paper's headline numbers (abstract, Sections I and VI).
+PAPER = {
+    "dead_time": 0.956,            # Fig. 1 average
+    "accuracy_naive": 0.54,        # Fig. 6
+    "accuracy_adaptive": 0.93,
+    "slowdown": 0.005,             # Fig. 7: execution time +0.5%
+    "energy_loscache": 0.36,       # Fig. 8: L2 energy 36% of the baseline (-64%)
+    "energy_ideal_gap": 0.06,      # Ideal-Gating a further 6% of the baseline below LoSCache
+    "energy_saving_mm": 0.27,      # MM saves only 27%
+}
+
+POWER = "l2.power"
+MODES = {"none": "baseline", "loscache": "LoSCache", "ideal_gating": "Ideal-Gating"}
+SWEEPS = {  # spec -> (swept key, axis label, log x axis, a second swept key drawn as one row of panels per value)
+    "loscache_period": ("l2.loscache.prediction_period", "prediction period (L2 accesses)", True, None),
+    "loscache_threshold": ("l2.loscache.max_threshold", "maximum threshold", False, None),
+    "loscache_table": ("l2.loscache.table_entries", "prediction-table entries per SM", False,
+                       "l2.loscache.prediction_period"),
+}
+MM_LIKE = ("sgemm", "gemm")
+STREAMING_CLASS = "streaming"
+
+
+def label_modes(frame, default: str):
+    """A 'mode' column naming each row's L2 power technique (`default` when l2.power was not swept)."""
+    out = frame.copy()
+    out["mode"] = out[POWER].map(MODES) if POWER in out.columns else MODES[default]
+    return out
+
+
+def _by_workload(frame, mode: str):
+    return frame[frame["mode"] == mode].groupby("workload", sort=False).mean(numeric_only=True)
+
+
+def summarize(main, naive):
+    """One row per workload: class, baseline dead time (both parts), accuracy of the naive and the
+    adaptive prediction, the share of L2 accesses that carried a prediction, under/over/early
+    gating counts, and execution time and L2 energy normalised to the baseline."""
+    import pandas as pd
+
+    from gpucachex import workloads
+
+    base, los, ideal = (_by_workload(main, m) for m in ("baseline", "LoSCache", "Ideal-Gating"))
+    nai = _by_workload(naive, "LoSCache naive")
+    out = pd.DataFrame(index=base.index)
+    out["class"] = [workloads.info(w)["class"] if w in workloads.names() else "" for w in out.index]
+    out["cycles"] = base["cycles"]
+    out["dead_time"] = base["l2_dead_time_fraction"]
+    out["dead_nodata"] = base["l2_dead_nodata_fraction"]
+    out["dead_unused"] = base["l2_dead_unused_fraction"]
+    out["accuracy_naive"] = nai["l2_prediction_accuracy"]
+    out["accuracy_adaptive"] = los["l2_prediction_accuracy"]
+    out["predictions_adaptive"] = los["l2_predictions"]
+    out["coverage"] = los["loscache_predicted_l2_accesses"] / los["l2_accesses"]
+    out["under_adaptive"] = los["l2_under_predictions"]
+    out["over_adaptive"] = los["l2_over_predictions"]
+    out["early_gatings"] = los["l2_early_gatings"]
+    out["early_gatings_naive"] = nai["l2_early_gatings"]
+    out["bypasses"] = los["l2_bypasses"]
+    out["phase_cycles"] = los["loscache_phase_cycles"]
+    out["time_loscache"] = los["cycles"] / base["cycles"]
+    out["time_naive"] = nai["cycles"] / base["cycles"]
+    out["dram_reads_loscache"] = los["dram_reads"] / base["dram_reads"].where(base["dram_reads"] > 0)
+    out["on_loscache"] = los["l2_on_fraction"]
+    out["on_ideal"] = ideal["l2_on_fraction"]
+    out["energy_loscache"] = los["l2_energy_j"] / base["l2_energy_j"]
+    out["energy_naive"] = nai["l2_energy_j"] / base["l2_energy_j"]
+    out["energy_ideal"] = ideal["l2_energy_j"] / base["l2_energy_j"]
+    out["overhead_share"] = los["l2_overhead_energy_j"] / los["l2_energy_j"]
+    out.index.name = "workload"
+    return out.reset_index()
+
+
+def _mean(x) -> float:
+    x = np.asarray(x, dtype=float)
+    x = x[~np.isnan(x)]
+    return float(x.mean()) if len(x) else float("nan")
+
+
+def headline(summary, time_uncongested=None):
+    """The paper's headline numbers measured on our suite: metric, ours, paper, note.
+    `time_uncongested`: per-workload execution time / baseline with the uncongested crossbar."""
+    import pandas as pd
+
+    mm = summary[summary["workload"].isin(MM_LIKE)]
+    streaming = summary[summary["class"] == STREAMING_CLASS]
+    rows = [
+        ("workloads", len(summary), float("nan"), "simulated"),
+        ("dead_time", _mean(summary["dead_time"]), PAPER["dead_time"], "baseline L2 dead time, mean (Fig. 1)"),
+        ("dead_nodata", _mean(summary["dead_nodata"]), float("nan"), "... of it: lines holding no data"),
+        ("dead_unused", _mean(summary["dead_unused"]), float("nan"), "... of it: data never accessed again"),
+        ("accuracy_naive", _mean(summary["accuracy_naive"]), PAPER["accuracy_naive"], "mean (Fig. 6)"),
+        ("accuracy_adaptive", _mean(summary["accuracy_adaptive"]), PAPER["accuracy_adaptive"], "mean (Fig. 6)"),
+        ("adaptive_at_least_naive", int((summary["accuracy_adaptive"] >= summary["accuracy_naive"] - 1e-12).sum()),
+         float("nan"), "workloads whose adaptive accuracy is at or above the naive one"),
+        ("coverage", _mean(summary["coverage"]), float("nan"),
+         "share of L2 accesses that carried a prediction, mean (not reported by the paper)"),
+        ("slowdown", _mean(summary["time_loscache"]) - 1, PAPER["slowdown"],
+         "execution time / baseline - 1, mean (Fig. 7)"),
+        ("slowdown_worst", float(summary["time_loscache"].max()) - 1, 0.04, "worst workload (paper: ST3D +4%)"),
+        ("slowdown_uncongested_xbar", _mean(time_uncongested) - 1 if time_uncongested is not None else float("nan"),
+         PAPER["slowdown"], "the same with 4 crossbar flits per cycle per port (loscache_xbar)"),
+        ("slowdown_uncongested_xbar_worst",
+         float(np.max(time_uncongested)) - 1 if time_uncongested is not None else float("nan"), 0.04,
+         "worst workload with 4 crossbar flits per cycle per port"),
+        ("energy_loscache", _mean(summary["energy_loscache"]), PAPER["energy_loscache"],
+         "L2 energy / baseline, mean (Fig. 8)"),
+        ("energy_ideal", _mean(summary["energy_ideal"]), PAPER["energy_loscache"] - PAPER["energy_ideal_gap"],
+         "Ideal-Gating L2 energy / baseline, mean (Fig. 8)"),
+        ("energy_ideal_gap", _mean(summary["energy_loscache"] - summary["energy_ideal"]), PAPER["energy_ideal_gap"],
+         "LoSCache minus Ideal-Gating, mean of normalised energies"),
+        ("below_baseline", int((summary["energy_loscache"] < 1).sum()), float("nan"),
+         "workloads where LoSCache's L2 energy is below the baseline's"),
+        ("at_or_above_ideal", int((summary["energy_loscache"] >= summary["energy_ideal"]).sum()), float("nan"),
+         "workloads where LoSCache's L2 energy is at or above Ideal-Gating's"),
+        ("energy_saving_mm", 1 - _mean(mm["energy_loscache"]), PAPER["energy_saving_mm"],
+         f"1 - L2 energy / baseline on MM-like kernels ({', '.join(MM_LIKE)})"),
+        ("energy_saving_streaming", 1 - _mean(streaming["energy_loscache"]), float("nan"),
+         "1 - L2 energy / baseline on the streaming class"),
+        ("overhead_share", _mean(summary["overhead_share"]), float("nan"),
+         "share of LoSCache's L2 energy spent in its tables and extended tags"),
+    ]
+    return pd.DataFrame(rows, columns=["metric", "ours", "paper", "note"])
+
+
+def _sweep_frame(ctx, name, main):
+    """A parameter sweep's rows with the baseline's energy and cycles of the same workload beside
+    them (normalised columns)."""
+    frame = ctx.sweep(name)
+    frame["mode"] = "LoSCache"
+    base = main[main["mode"] == "baseline"].groupby("workload")[["l2_energy_j", "cycles"]].mean()
+    frame["l2_energy_norm"] = frame["l2_energy_j"].to_numpy() / base["l2_energy_j"].reindex(frame["workload"]).to_numpy()
+    frame["time_norm"] = frame["cycles"].to_numpy() / base["cycles"].reindex(frame["workload"]).to_numpy()
+    frame["coverage"] = frame["loscache_predicted_l2_accesses"] / frame["l2_accesses"]
+    return frame
+
+
+def _sweep_figure(frame, key, label, logx, facet=None):
+    import matplotlib.pyplot as plt
+
+    from gpucachex import plot
+
+    facets = [(None, frame)] if facet is None else list(frame.groupby(facet, sort=True))
+    panels = [("l2_energy_norm", "L2 energy / baseline"), ("l2_prediction_accuracy", "prediction accuracy"),
+              ("coverage", "L2 accesses with a prediction"), ("time_norm", "execution time / baseline")]
+    fig, axes = plt.subplots(len(facets), len(panels), figsize=(19, 3.8 * len(facets)), squeeze=False)
+    for row, (value, rows) in zip(axes, facets):
+        for ax, (metric, ylabel) in zip(row, panels):
+            plot.lines(rows, key, metric, xlabel=label, ylabel=ylabel, logx=logx, ax=ax,
+                       title="" if facet is None else f"{facet.split('.')[-1]} = {value}")
+            ax.get_legend().remove()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(8, len(labels)), fontsize="small",
+               bbox_to_anchor=(0.5, -0.08 / len(facets)))
+    fig.tight_layout()
+    return fig
+
+
+def run(ctx) -> None:
+    import pandas as pd
+
+    from gpucachex import plot
+
+    main = label_modes(ctx.sweep("loscache_main"), "none")
+    naive = label_modes(ctx.sweep("loscache_naive"), "loscache")
+    naive["mode"] = "LoSCache naive"
+    summary = summarize(main, naive)
+    # The same runs with a crossbar that is not the bottleneck (see experiments/loscache.md).
+    xbar = label_modes(ctx.sweep("loscache_xbar"), "none")
+    time_xbar = (_by_workload(xbar, "LoSCache")["cycles"] / _by_workload(xbar, "baseline")["cycles"])
+    summary["time_loscache_xbar"] = time_xbar.reindex(summary["workload"]).to_numpy()
+    ctx.table(summary, "loscache_summary", "per workload: dead time, accuracy, coverage, time and L2 energy ratios")
+    ctx.table(headline(summary, summary["time_loscache_xbar"]), "loscache_headline",
+              "headline numbers next to the paper's")
+
+    # Fig. 1: baseline dead time, split into its two parts.
+    fig = plot.stacked_bars(summary, ["dead_nodata", "dead_unused"],
+                            labels=["no data", "data never used again"], ylabel="fraction of line-cycles",
+                            title="Fig. 1: L2 line dead time on the baseline")
+    ax = fig.axes[0]
+    ax.axhline(_mean(summary["dead_time"]), color="black", linewidth=0.8, linestyle="--")
+    ctx.figure(fig, "loscache_fig1_dead_time", "baseline L2 dead time per workload (dashed: mean)")
+
+    # Fig. 6: naive vs adaptive prediction accuracy.
+    acc = pd.concat([summary[["workload"]].assign(mode="naive", accuracy=summary["accuracy_naive"]),
+                     summary[["workload"]].assign(mode="adaptive", accuracy=summary["accuracy_adaptive"])])
+    fig = plot.normalized_bars(acc, "accuracy", hue="mode", ylabel="prediction accuracy", reference=None,
+                               title="Fig. 6: prediction accuracy, naive vs adaptive")
+    ctx.figure(fig, "loscache_fig6_accuracy", "prediction accuracy of naive and adaptive LoSCache")
+
+    # Fig. 7: execution time normalised to the baseline.
+    t = summary[["workload"]].assign(mode="LoSCache", time=summary["time_loscache"])
+    fig = plot.normalized_bars(t, "time", hue="mode", ylabel="execution time / baseline",
+                               title="Fig. 7: execution time of LoSCache normalised to the baseline")
+    ctx.figure(fig, "loscache_fig7_time", "LoSCache execution time normalised to the baseline")
+
+    # Fig. 8: L2 energy normalised to the baseline, LoSCache and Ideal-Gating.
+    e = pd.concat([summary[["workload"]].assign(mode="LoSCache", energy=summary["energy_loscache"]),
+                   summary[["workload"]].assign(mode="Ideal-Gating", energy=summary["energy_ideal"])])
+    fig = plot.normalized_bars(e, "energy", hue="mode", ylabel="L2 energy / baseline",
+                               title="Fig. 8: L2 energy of LoSCache and Ideal-Gating normalised to the baseline")
+    ctx.figure(fig, "loscache_fig8_energy", "L2 energy of LoSCache and Ideal-Gating normalised to the baseline")
+
+    # The share of L2 accesses that carried a prediction: what limits the savings here.
+    c = summary[["workload"]].assign(mode="LoSCache", coverage=summary["coverage"])
+    fig = plot.normalized_bars(c, "coverage", hue="mode", ylabel="L2 accesses with a prediction", reference=None,
+                               title="Coverage: share of L2 accesses whose PC had a prediction")
+    ctx.figure(fig, "loscache_coverage", "share of L2 accesses that carried a prediction")
+
+    # Fig. 7 again with a crossbar that is not the bottleneck.
+    t = pd.concat([summary[["workload"]].assign(mode="LoSCache", time=summary["time_loscache"]),
+                   summary[["workload"]].assign(mode="LoSCache, 4 flits/cycle", time=summary["time_loscache_xbar"])])
+    fig = plot.normalized_bars(t, "time", hue="mode", ylabel="execution time / baseline",
+                               title="Fig. 7b: execution time with the preset's crossbar and with 4 flits per cycle")
+    ctx.figure(fig, "loscache_fig7b_time_xbar", "LoSCache execution time, preset crossbar vs an uncongested one")
+
+    for name, (key, label, logx, facet) in SWEEPS.items():
+        frame = _sweep_frame(ctx, name, main)
+        ctx.figure(_sweep_figure(frame, key, label, logx, facet), f"{name}_sweep",
+                   f"L2 energy, accuracy, coverage and execution time against the {label}, per workload")

@@ -1,0 +1,321 @@
+"""LoSCache, Ideal-Gating and the dead-time analysis on hand-built kernels with known answers: the
+predicted count of a PC, gating after the predicted last access, early gating and the adaptive
+threshold, bypass of prediction 1, the exact access that ends the prediction phase, predictor
+priority in issue order; then invariants on the kernel models and the energy overhead."""
+import pytest
+
+from gpucachex import energy, presets, simulate, workloads
+from gpucachex.config import Config
+from gpucachex.techniques import loscache as los_energy
+from tracebuild import KernelSpec, alu, build, ld, lanes
+
+# One SM holding one CTA at a time, global loads straight to the L2 (no L1D hit hides an access), a
+# perfect instruction cache. With one resident CTA, the predictor is the first CTA, it runs alone,
+# and the phase ends when it finishes (the period is far away) unless a test says otherwise.
+ONE = presets.get("loscache").replace(**{
+    "core.sms": 1, "core.max_ctas": 1, "core.schedulers": 1, "l1i.size_kb": 0, "l1d.cache_global": False,
+    "l2.power": "loscache", "l2.loscache.prediction_period": 1_000_000})
+
+PC = 0x100
+
+
+def block(i):
+    return 0x100000 + 0x10000 * i  # distinct L2 lines, spread over the partitions
+
+
+def reads(addr, n, pc=PC, delay=10):
+    """A warp that waits `delay` dependent ALU instructions (so that the table update at the end of
+    the phase is back before its first request), then reads `addr` n times, each read depending on
+    the previous one (so each is a separate L2 access)."""
+    prog = [alu(dst=(1,), pc=0x10)] + [alu(dst=(1,), src=(1,), pc=0x10 + 16 * i) for i in range(1, delay)]
+    reg = 1
+    for _ in range(n):
+        prog.append(ld(reg + 1, lanes(addr), src=(reg,), pc=pc))
+        reg += 1
+    return prog
+
+
+def kernel(counts):
+    """CTA c (one warp) reads its own block counts[c] times with the same PC."""
+    return build([KernelSpec([[reads(block(c), n)] for c, n in enumerate(counts)])])
+
+
+def test_a_pc_read_three_times_is_predicted_three_and_gated_after_the_third_access():
+    r = simulate(ONE, kernel([3, 3, 3, 3]))
+    # The predictor (CTA 0) read its block 3 times: the table's one entry predicts 3.
+    assert (r["loscache_table_inserts"], r["loscache_predicted_pcs"], r["loscache_prediction_sum"]) == (1, 1, 3)
+    assert r["loscache_phase_ends_predictors"] == 1 and r["loscache_phase_accesses"] == 3
+    # CTAs 1-3: each block is gated after its third read; nothing came back for it.
+    assert r["l2_gatings"] == 3 and r["l2_invalidations"] == 3
+    assert r["l2_early_gatings"] == 0 and r["l2_off_hits"] == 0
+    assert (r["l2_correct_predictions"], r["l2_under_predictions"], r["l2_over_predictions"]) == (3, 0, 0)
+    assert r["l2_prediction_accuracy"] == 1.0
+    assert r["loscache_unpredicted"] == 1  # the predictor's own block stays on: no prediction existed yet
+    # Gating after the last access takes no access away: 4 fills, 8 hits.
+    assert (r["l2_accesses"], r["l2_hits"], r["dram_reads"]) == (12, 8, 4)
+    # Table update: one request and one answer of one flit each.
+    assert (r["loscache_table_updates"], r["loscache_update_flits"]) == (1, 2)
+
+
+def test_gated_lines_are_off_and_all_lines_start_off():
+    base = simulate(ONE.replace(**{"l2.power": "none"}), kernel([3, 3, 3, 3]))
+    r = simulate(ONE, kernel([3, 3, 3, 3]), detail=True)
+    assert base["l2_on_fraction"] == 1.0
+    assert r["l2_resid_on"] + r["l2_resid_off"] + r["l2_resid_drowsy"] == r["l2_lines"] * r["cycles"]
+    # Only the four blocks' lines were ever powered; each from its fill on. The three gated lines
+    # are off from their last read (no dead time left on them); the predictor's block, never
+    # predicted, stays on to the end. So on-time = live time + the dead time after last reads.
+    assert (r.line_residency("l2")[:, 0] > 0).sum() == 4
+    assert r["l2_resid_on"] == r["l2_live_cycles"] + r["l2_dead_unused"]
+
+
+def test_under_prediction_causes_an_early_gating_and_a_threshold_increase():
+    # The predictor reads its block twice, the others three times: predicted 2, one read too few.
+    adaptive = simulate(ONE, kernel([2, 3, 3, 3]))
+    assert adaptive["loscache_prediction_sum"] == 2
+    # CTA 1: gated after 2 reads, its third read matches the kept tag: an early gating, served as a
+    # miss (a DRAM read), and the PC's threshold becomes 1; CTAs 2 and 3 then carry 2 + 1 = 3.
+    assert adaptive["l2_early_gatings"] == 1 and adaptive["l2_off_hits"] == 1
+    assert adaptive["loscache_threshold_raises"] == 1 and adaptive["loscache_threshold_sum"] == 1
+    assert (adaptive["l2_correct_predictions"], adaptive["l2_under_predictions"]) == (2, 1)
+    assert adaptive["dram_reads"] == 1 + 2 + 1 + 1
+    naive = simulate(ONE.replace(**{"loscache.adaptive": False}), kernel([2, 3, 3, 3]))
+    # Naive: every block is gated one read early.
+    assert naive["l2_early_gatings"] == 3 and naive["loscache_threshold_raises"] == 0
+    assert (naive["l2_correct_predictions"], naive["l2_under_predictions"]) == (0, 3)
+    assert naive["dram_reads"] == 1 + 3 * 2
+    assert adaptive["l2_prediction_accuracy"] > naive["l2_prediction_accuracy"]
+
+
+def test_the_threshold_stops_at_max_threshold():
+    # Predicted 2 for data read 6 times: each CTA's block is gated early until the threshold
+    # reaches its cap.
+    r = simulate(ONE.replace(**{"loscache.max_threshold": 2}), kernel([2, 6, 6, 6, 6]))
+    assert r["loscache_threshold_sum"] == 2
+    assert r["loscache_threshold_raises"] == 2
+    uncapped = simulate(ONE.replace(**{"loscache.max_threshold": 62}), kernel([2, 6, 6, 6, 6]))
+    assert uncapped["loscache_threshold_raises"] > 2
+
+
+def test_a_prediction_of_one_bypasses_the_l2():
+    r = simulate(ONE, kernel([1, 1, 1, 1]))
+    assert r["loscache_prediction_sum"] == 1
+    assert r["l2_bypasses"] == 3 and r["loscache_bypasses"] == 3
+    assert r["l2_fills"] == 1 and r["dram_reads"] == 4 and r["l2_accesses"] == 4
+    assert (r["l2_correct_predictions"], r["l2_under_predictions"]) == (3, 0)
+    # A bypassed block that is read again was under-predicted (no tag is kept to tell the SM).
+    again = simulate(ONE, build([KernelSpec([[reads(block(0), 1)], [reads(block(1), 1) + reads(block(1), 1, delay=1)]])]))
+    assert again["loscache_bypass_under"] == 1 and again["l2_bypasses"] == 2
+
+
+@pytest.mark.parametrize("period", [1, 3, 6])
+def test_the_phase_ends_at_exactly_the_period_th_l2_access(period):
+    # The predictor reads one block 10 times; the phase ends at the period-th L2 access, when that
+    # block's counter holds exactly `period` (for period 1 the read is still a miss in flight: the
+    # count includes requests waiting in the line's MSHR entry).
+    cfg = ONE.replace(**{"loscache.prediction_period": period})
+    r = simulate(cfg, kernel([10, 10]))
+    assert r["loscache_phase_ends_period"] == 1 and r["loscache_phase_accesses"] == period
+    assert r["loscache_prediction_sum"] == period
+
+
+def test_predictor_priority_is_visible_in_issue_order():
+    # Two resident CTAs of one warp each, eight independent loads per warp, loose round robin: the
+    # predictor's eight requests come before the other CTA's first one only with priority.
+    trace = build([KernelSpec([[[alu(dst=(1,))] + [ld(2 + i, lanes(block(8 * c + i))) for i in range(8)]]
+                               for c in range(2)])])
+    cfg = ONE.replace(**{"core.max_ctas": 2, "core.scheduler": "lrr"})
+    for seed in range(4):  # whichever CTA the seed makes the predictor
+        on = simulate(cfg, trace, seed=seed)
+        off = simulate(cfg.replace(**{"loscache.predictor_priority": False}), trace, seed=seed)
+        assert on["loscache_phase_predictor_requests"] == 8 and on["loscache_phase_requests"] == 16
+        assert on["loscache_predictor_lead_requests"] == 8
+        assert off["loscache_predictor_lead_requests"] <= 1
+
+
+def test_the_predictor_is_a_seeded_random_cta_of_the_first_wave():
+    # One SM with 4 resident CTAs: the predictor is one of CTAs 0-3. Predictors reading their block 1,
+    # 2, 3 or 4 times predict that count; different seeds pick different CTAs, the same seed the same.
+    cfg = ONE.replace(**{"core.max_ctas": 4})
+    trace = kernel([1, 2, 3, 4, 1, 1, 1, 1])
+    picks = {simulate(cfg, trace, seed=s)["loscache_prediction_sum"] for s in range(12)}
+    assert picks <= {1, 2, 3, 4} and len(picks) > 1
+    assert simulate(cfg, trace, seed=5).metrics == simulate(cfg, trace, seed=5).metrics
+
+
+# ---- dead time ------------------------------------------------------------------------------------
+
+def test_dead_time_follows_the_paper_definition():
+    base = ONE.replace(**{"l2.power": "none"})
+    once = simulate(base, build([KernelSpec([[reads(block(0), 1)]])]))
+    # Data read once is dead from its fill on: Total_Dead_Time / (Execution_Time x Num_Cache_Lines) = 1.
+    assert once["l2_live_cycles"] == 0 and once["l2_dead_time_fraction"] == 1.0
+    assert once["l2_dead_nodata"] + once["l2_dead_unused"] == once["l2_lines"] * once["cycles"]
+
+    def twice(gap):
+        # read, `gap` dependent ALU instructions (4 cycles each), read again: the data is live from
+        # its fill to the second read.
+        prog = reads(block(0), 1) + [alu(dst=(2,), src=(2,), pc=0x400 + 16 * i) for i in range(gap)]
+        prog.append(ld(3, lanes(block(0)), src=(2,), pc=0x800))
+        return simulate(base, build([KernelSpec([[prog]])]))
+
+    a, b = twice(10), twice(110)
+    assert a["l2_live_cycles"] > 0
+    assert b["l2_live_cycles"] - a["l2_live_cycles"] == 100 * 4  # exactly the inserted delay
+    assert b["l2_dead_unused"] == a["l2_dead_unused"]            # last read to the end: unchanged
+    for r in (a, b):
+        total = r["l2_lines"] * r["cycles"]
+        assert r["l2_live_cycles"] + r["l2_dead_nodata"] + r["l2_dead_unused"] == total
+        assert r["l2_dead_time_fraction"] == pytest.approx(1 - r["l2_live_cycles"] / total)
+        assert r["l2_dead_time_fraction"] == pytest.approx(r["l2_dead_nodata_fraction"] + r["l2_dead_unused_fraction"])
+
+
+# ---- Ideal-Gating -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["sgemm", "bfs", "vectoradd"])
+def test_ideal_gating_is_on_exactly_while_data_is_live_and_keeps_baseline_timing(name):
+    trace = workloads.make(name, size="tiny")
+    cfg = presets.get("loscache")
+    base = simulate(cfg, trace)
+    ideal = simulate(cfg.replace(**{"l2.power": "ideal_gating"}), trace)
+    for key in ("cycles", "l2_hits", "l2_misses", "dram_reads", "l2_live_cycles", "l2_dead_unused"):
+        assert ideal[key] == base[key], key
+    assert ideal["l2_resid_on"] == base["l2_live_cycles"]
+    assert ideal["l2_on_fraction"] == pytest.approx(1 - base["l2_dead_time_fraction"])
+    assert ideal["l2_dynamic_energy_j"] == pytest.approx(base["l2_dynamic_energy_j"])
+    assert ideal["l2_energy_j"] < base["l2_energy_j"]
+
+
+# ---- LoSCache on kernel models ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["sgemm", "bfs", "nw", "histogram", "fwt"])
+def test_loscache_invariants_on_kernel_models(name):
+    trace = workloads.make(name, size="tiny")
+    cfg = presets.get("loscache", **{"l2.power": "loscache"})
+    r = simulate(cfg, trace)
+    lines = r["l2_lines"] * r["cycles"]
+    assert r["l2_resid_on"] + r["l2_resid_off"] + r["l2_resid_drowsy"] == lines
+    assert r["l2_hits"] + r["l2_misses"] == r["l2_accesses"]
+    assert r["l2_correct_predictions"] + r["l2_under_predictions"] + r["l2_over_predictions"] == r["l2_predictions"]
+    assert 0.0 <= r["l2_prediction_accuracy"] <= 1.0
+    assert r["loscache_phases"] == len(trace.kernels)
+    assert r["loscache_phase_ends_period"] + r["loscache_phase_ends_predictors"] + r["loscache_phase_ends_kernel"] \
+        == len(trace.kernels)
+    assert r["l2_gatings"] == r["l2_invalidations"]
+    assert r["loscache_early_gatings"] >= r["l2_off_hits"]
+    ideal = simulate(cfg.replace(**{"l2.power": "ideal_gating"}), trace)
+    base = simulate(cfg.replace(**{"l2.power": "none"}), trace)
+    # Lines can only be on while they hold data; the oracle is on only while data is live.
+    assert ideal["l2_resid_on"] <= r["l2_resid_on"] + r["l2_live_cycles"]
+    assert r["l2_energy_j"] < base["l2_energy_j"]
+    assert simulate(cfg, trace).metrics == r.metrics
+
+
+def test_no_prediction_means_baseline_behaviour():
+    # A phase that ends at the first access leaves an empty table: nothing is gated, nothing bypassed,
+    # and the timing is the baseline's to the cycle (only the power states differ).
+    trace = workloads.make("hotspot", size="tiny")
+    cfg = presets.get("loscache")
+    base = simulate(cfg, trace)
+    r = simulate(cfg.replace(**{"l2.power": "loscache", "loscache.prediction_period": 1}), trace)
+    assert r["loscache_table_inserts"] == 0 and r["l2_gatings"] == 0 and r["l2_bypasses"] == 0
+    for key in ("cycles", "l2_hits", "dram_reads", "l2_live_cycles"):
+        assert r[key] == base[key]
+    assert r["l2_resid_on"] < base["l2_resid_on"]  # lines start off until their first fill
+
+
+# ---- configuration ------------------------------------------------------------------------------------
+
+def test_parameters_resolve_and_are_checked():
+    cfg = Config({"l2.power": "loscache", "loscache.table_entries": 16, "loscache.adaptive": False})
+    assert cfg["l2.loscache.table_entries"] == 16 and cfg["l2.loscache.adaptive"] is False
+    assert Config()["l2.loscache.prediction_period"] == 100 and Config()["l2.loscache.max_threshold"] == 3
+    with pytest.raises(ValueError, match="l2.loscache.table_entries must be between 1 and 4096, got 0"):
+        Config({"loscache.table_entries": 0})
+    with pytest.raises(ValueError, match="l2.loscache.max_threshold must be between 0 and 62, got 63"):
+        Config({"loscache.max_threshold": 63})
+    with pytest.raises(ValueError, match="l2.loscache.prediction_period must be an integer"):
+        Config({"loscache.prediction_period": 2.5})
+    with pytest.raises(TypeError, match="l2.loscache.adaptive must be a bool"):
+        Config({"loscache.adaptive": "yes"})
+    with pytest.raises(ValueError, match="l2.power must be one of"):
+        Config({"l2.power": "losscache"})
+
+
+# ---- energy ----------------------------------------------------------------------------------------------
+
+def test_overhead_numbers_are_cactis():
+    assert los_energy.table_energy(32, 45) == (4.83732, 2.52956, 2.99245, 1.52059)
+    mid = los_energy.table_energy(48, 45)
+    assert los_energy.table_energy(32, 45)[0] < mid[0] < los_energy.table_energy(64, 45)[0]
+    assert los_energy.table_energy(512, 45)[3] == pytest.approx(2 * 8.46325)
+    assert los_energy.table_energy(2, 32) == los_energy.table_energy(8, 32)
+    dyn, leak = los_energy.extended_tag_ratios(128, 16, 45)
+    assert dyn == pytest.approx(7.1456 / 6.18826) and leak == pytest.approx(12.472 / 11.4223)
+    with pytest.raises(ValueError, match="no prediction-table energy at 7 nm"):
+        los_energy.table_energy(32, 7)
+
+
+def test_overhead_is_charged_to_the_l2():
+    trace = workloads.make("vectoradd", size="tiny")
+    r = simulate(presets.get("loscache", **{"l2.power": "loscache"}), trace)
+    e = energy.compute(r)
+    assert e["l2_overhead_energy_j"] > 0
+    search, read, write, leak_mw = los_energy.table_energy(32, 45)
+    table_static = leak_mw * 1e-3 * 15 * r["seconds"]
+    assert e["l2_overhead_energy_j"] > table_static + r["loscache_table_lookups"] * (search + read) * 1e-12
+    bigger = simulate(presets.get("loscache", **{"l2.power": "loscache", "loscache.table_entries": 128}), trace)
+    assert bigger["l2_overhead_energy_j"] > r["l2_overhead_energy_j"]
+    base = simulate(presets.get("loscache"), trace)
+    assert base["l2_overhead_energy_j"] == 0.0
+
+
+# ---- notebook ------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_notebook_runs_at_tiny_size(monkeypatch, tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    from pathlib import Path
+
+    monkeypatch.setenv("GPUCACHEX_NOTEBOOK_SIZE", "tiny")
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "loscache.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert sum("image/png" in o.get("data", {}) for o in outputs) >= 4
+
+
+# ---- experiment ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_experiment_specs_are_valid(quick):
+    from gpucachex.experiments import EXPERIMENTS, load_spec, spec_workloads
+    from gpucachex.experiments import loscache as exp
+    from gpucachex.sweep import points
+
+    assert EXPERIMENTS["loscache"] == "loscache"
+    for name in ["loscache_main", "loscache_naive", "loscache_xbar", *exp.SWEEPS]:
+        spec = load_spec(name, quick=quick)
+        base = presets.get(spec["preset"], **spec["set"])
+        runs = points(base, spec["grid"], spec_workloads(spec))  # every configuration validated
+        assert runs and all(w.split(":")[0] in workloads.names() for w in spec_workloads(spec))
+        assert spec["size"] == ("small" if quick else "medium")
+
+
+def test_experiment_tables_from_tiny_runs():
+    from gpucachex.experiments import loscache as exp
+    from gpucachex.sweep import sweep
+
+    wl = ["sgemm:tiny", "vectoradd:tiny"]
+    main = sweep(presets.get("loscache"), {"l2.power": ["none", "loscache", "ideal_gating"]}, wl, jobs=1)
+    naive = sweep(presets.get("loscache", **{"l2.power": "loscache", "loscache.adaptive": False}), None, wl, jobs=1)
+    for frame in (main, naive):
+        frame["workload"] = frame["workload"].str.split(":").str[0]
+    summary = exp.summarize(exp.label_modes(main, "none"), exp.label_modes(naive, "loscache").assign(mode="LoSCache naive"))
+    assert list(summary["workload"]) == ["sgemm", "vectoradd"]
+    assert (summary["energy_ideal"] < 1).all() and (summary["energy_loscache"] >= summary["energy_ideal"]).all()
+    head = exp.headline(summary).set_index("metric")
+    assert head.loc["workloads", "ours"] == 2 and head.loc["dead_time", "paper"] == 0.956
+    assert head.loc["energy_loscache", "ours"] == pytest.approx(summary["energy_loscache"].mean())
