@@ -141,6 +141,21 @@ static inline void send_fetch(gcx_gpu *g, gcx_sm *sm, gcx_req *f, uint64_t now)
     to_miss_queue(sm, f, now);
 }
 
+/* A fetch of `sectors32` for request r's line, answering MSHR entry `mshr` and filling `line` (GCX_NONE:
+ * the line is chosen when the data arrives). It carries r's identity (PC, technique payload). */
+static void fetch_for(gcx_gpu *g, gcx_sm *sm, const gcx_req *r, uint8_t sectors32, uint32_t line, uint32_t mshr,
+                      uint64_t now)
+{
+    gcx_req *f = gcx_req_new(g);
+    *f = *r;
+    f->sectors = sectors32;
+    f->load = GCX_NONE;
+    f->flags = GCX_RF_L1_ALLOC | (r->flags & GCX_RF_PREDICTOR);
+    f->line = line;
+    f->mshr = mshr;
+    send_fetch(g, sm, f, now);
+}
+
 void gcx_l1_fetch_l2(gcx_gpu *g, uint32_t sm, gcx_req *f, uint64_t now)
 {
     f->cluster = GCX_CL_NONE;
@@ -220,15 +235,8 @@ static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         if (missing && gcx_q_full(&l1->miss_q))
             return GCX_FAIL_MISS_QUEUE;
         if (missing) {
-            gcx_req *f = gcx_req_new(g);
-            *f = *r;
-            f->sectors = gcx_to_32_sectors(missing, c);
-            f->load = GCX_NONE;
-            f->flags = GCX_RF_L1_ALLOC;
-            f->line = GCX_NONE;
-            f->mshr = ei;
-            e->requested |= f->sectors;
-            send_fetch(g, sm, f, now);
+            e->requested |= gcx_to_32_sectors(missing, c);
+            fetch_for(g, sm, r, gcx_to_32_sectors(missing, c), GCX_NONE, ei, now);
         }
         gcx_mshr_add(&l1->mshr, ei, r);
         tc->s.tag_lookups++;
@@ -257,16 +265,9 @@ static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     }
     uint8_t fetch = c->sectors_per_line == 1 ? 1 : (uint8_t)(need & ~present);
     ei = gcx_mshr_alloc(&l1->mshr, la, GCX_NONE);
-    gcx_req *f = gcx_req_new(g);
-    *f = *r;
-    f->sectors = gcx_to_32_sectors(fetch, c);
-    f->load = GCX_NONE;
-    f->flags = GCX_RF_L1_ALLOC | (r->flags & GCX_RF_PREDICTOR);
-    f->line = GCX_NONE;
-    f->mshr = ei;
-    l1->mshr.e[ei].requested = f->sectors;
+    l1->mshr.e[ei].requested = gcx_to_32_sectors(fetch, c);
     gcx_mshr_add(&l1->mshr, ei, r);
-    send_fetch(g, sm, f, now);
+    fetch_for(g, sm, r, gcx_to_32_sectors(fetch, c), GCX_NONE, ei, now);
     return GCX_FAIL_NONE;
 }
 
@@ -294,15 +295,8 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         if (missing && gcx_q_full(&l1->miss_q))
             return GCX_FAIL_MISS_QUEUE;
         if (missing) {
-            gcx_req *f = gcx_req_new(g);
-            *f = *r;
-            f->sectors = gcx_to_32_sectors(missing, c);
-            f->load = GCX_NONE;
-            f->flags = GCX_RF_L1_ALLOC;
-            f->line = line;
-            f->mshr = tc->mshr_of[line];
-            e->requested |= f->sectors;
-            send_fetch(g, sm, f, now);
+            e->requested |= gcx_to_32_sectors(missing, c);
+            fetch_for(g, sm, r, gcx_to_32_sectors(missing, c), line, tc->mshr_of[line], now);
         }
         gcx_mshr_add(&l1->mshr, tc->mshr_of[line], r);
         tc->s.tag_lookups++;
@@ -354,16 +348,9 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     c->meta[line].reserved = 1;
     uint32_t e = gcx_mshr_alloc(&l1->mshr, la, line);
     tc->mshr_of[line] = e;
-    gcx_req *f = gcx_req_new(g);
-    *f = *r;
-    f->sectors = gcx_to_32_sectors(fetch, c);
-    f->load = GCX_NONE;
-    f->flags = GCX_RF_L1_ALLOC | (r->flags & GCX_RF_PREDICTOR);
-    f->line = line;
-    f->mshr = e;
-    l1->mshr.e[e].requested = f->sectors;
+    l1->mshr.e[e].requested = gcx_to_32_sectors(fetch, c);
     gcx_mshr_add(&l1->mshr, e, r);
-    send_fetch(g, sm, f, now);
+    fetch_for(g, sm, r, gcx_to_32_sectors(fetch, c), line, e, now);
     tc->s.tag_lookups++;
     tc->s.accesses++;
     tc->s.read_accesses++;
