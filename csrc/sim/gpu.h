@@ -414,6 +414,20 @@ void gcx_tcache_note_new_data(gcx_tcache *tc, uint32_t line, uint64_t now);
 /* Drop the data of a valid line (eviction, invalidation, power-off with tag kept or not). */
 void gcx_tcache_note_drop(gcx_tcache *tc, uint32_t line, uint64_t now);
 void gcx_tcache_finish(gcx_tcache *tc, uint64_t now);
+/* Count one access: a tag lookup that reads or writes, and hits or misses. */
+static inline void gcx_tcache_count_access(gcx_tcache *tc, int is_write, int hit)
+{
+    tc->s.tag_lookups++;
+    tc->s.accesses++;
+    if (is_write)
+        tc->s.write_accesses++;
+    else
+        tc->s.read_accesses++;
+    if (hit)
+        tc->s.hits++;
+    else
+        tc->s.misses++;
+}
 uint32_t gcx_sector_mask_of_words(uint64_t words, uint32_t line_bytes, uint32_t sector_bytes);
 /* Before a lookup of `set`: the power technique applies line-state changes due by `now`. */
 static inline void gcx_tcache_before_lookup(gcx_tcache *tc, uint32_t set, uint64_t now)

@@ -199,10 +199,7 @@ static int read_hit(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint32_t line, uint64_t 
         extra = pw->ops->line_access(pw, tc, line, r, now);
     extra += bank_wait(g, l1, r->addr, now);
     gcx_tcache_note_access(tc, line, r, now, 0);
-    tc->s.tag_lookups++;
-    tc->s.accesses++;
-    tc->s.read_accesses++;
-    tc->s.hits++;
+    gcx_tcache_count_access(tc, 0, 1);
     if (pw->ops && pw->ops->line_after_access)
         pw->ops->line_after_access(pw, tc, line, r, now);
     gcx_q_insert_sorted(&l1->hit_q, r, now + (uint64_t)g->cfg.l1d_hit_latency + extra);
@@ -239,10 +236,7 @@ static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
             fetch_for(g, sm, r, gcx_to_32_sectors(missing, c), GCX_NONE, ei, now);
         }
         gcx_mshr_add(&l1->mshr, ei, r);
-        tc->s.tag_lookups++;
-        tc->s.accesses++;
-        tc->s.read_accesses++;
-        tc->s.misses++;
+        gcx_tcache_count_access(tc, 0, 0);
         tc->s.pending_hits++;
         return GCX_FAIL_NONE;
     }
@@ -250,10 +244,7 @@ static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         return GCX_FAIL_MSHR_ENTRY;
     if (gcx_q_full(&l1->miss_q))
         return GCX_FAIL_MISS_QUEUE;
-    tc->s.tag_lookups++;
-    tc->s.accesses++;
-    tc->s.read_accesses++;
-    tc->s.misses++;
+    gcx_tcache_count_access(tc, 0, 0);
     if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
         tc->s.bypasses++;
         to_miss_queue(sm, r, now);
@@ -299,10 +290,7 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
             fetch_for(g, sm, r, gcx_to_32_sectors(missing, c), line, tc->mshr_of[line], now);
         }
         gcx_mshr_add(&l1->mshr, tc->mshr_of[line], r);
-        tc->s.tag_lookups++;
-        tc->s.accesses++;
-        tc->s.read_accesses++;
-        tc->s.misses++;
+        gcx_tcache_count_access(tc, 0, 0);
         tc->s.pending_hits++;
         return GCX_FAIL_NONE;
     }
@@ -324,10 +312,7 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     if (l1->miss_q.n + 1 + (uint32_t)victim_dirty > l1->miss_q.cap)
         return GCX_FAIL_MISS_QUEUE;
     if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
-        tc->s.tag_lookups++;
-        tc->s.accesses++;
-        tc->s.read_accesses++;
-        tc->s.misses++;
+        gcx_tcache_count_access(tc, 0, 0);
         tc->s.bypasses++;
         to_miss_queue(sm, r, now);
         return GCX_FAIL_NONE;
@@ -351,10 +336,7 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     l1->mshr.e[e].requested = gcx_to_32_sectors(fetch, c);
     gcx_mshr_add(&l1->mshr, e, r);
     fetch_for(g, sm, r, gcx_to_32_sectors(fetch, c), line, e, now);
-    tc->s.tag_lookups++;
-    tc->s.accesses++;
-    tc->s.read_accesses++;
-    tc->s.misses++;
+    gcx_tcache_count_access(tc, 0, 0);
     return GCX_FAIL_NONE;
 }
 
@@ -378,10 +360,7 @@ static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
             pw->ops->line_access(pw, tc, line, r, now);
         gcx_tcache_note_access(tc, line, r, now, 1);
         c->meta[line].dirty |= need;
-        tc->s.tag_lookups++;
-        tc->s.accesses++;
-        tc->s.write_accesses++;
-        tc->s.hits++;
+        gcx_tcache_count_access(tc, 1, 1);
         if (pw->ops && pw->ops->line_after_access)
             pw->ops->line_after_access(pw, tc, line, r, now);
         gcx_req_free(g, r);
@@ -389,16 +368,11 @@ static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     }
     if (gcx_q_full(&l1->miss_q))
         return GCX_FAIL_MISS_QUEUE;
-    tc->s.tag_lookups++;
-    tc->s.accesses++;
-    tc->s.write_accesses++;
+    gcx_tcache_count_access(tc, 1, present != 0);
     if (present) {
         /* Global stores are write-evict: the line leaves the L1D and the write goes to L2. */
-        tc->s.hits++;
         tc->s.invalidations++;
         drop_line(g, sm, line, now, 0);
-    } else {
-        tc->s.misses++;
     }
     r->flags |= GCX_RF_NO_REPLY;
     to_miss_queue(sm, r, now);

@@ -230,10 +230,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         if (way >= 0 && c->meta[line].reserved) {
             tc->word_valid[line] |= r->words;
             c->meta[line].dirty = 1;
-            tc->s.tag_lookups++;
-            tc->s.accesses++;
-            tc->s.write_accesses++;
-            tc->s.misses++;
+            gcx_tcache_count_access(tc, 1, 0);
             tc->s.pending_hits++;
             retire(g, r);
             return 1;
@@ -246,10 +243,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             tc->word_valid[line] |= r->words;
             c->meta[line].valid = data_sectors(c, tc->word_valid[line]) | (c->meta[line].valid);
             c->meta[line].dirty = 1;
-            tc->s.tag_lookups++;
-            tc->s.accesses++;
-            tc->s.write_accesses++;
-            tc->s.hits++;
+            gcx_tcache_count_access(tc, 1, 1);
             if (pw->ops && pw->ops->line_after_access)
                 pw->ops->line_after_access(pw, tc, line, r, now);
             retire(g, r);
@@ -258,10 +252,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         if (!gcx_dram_can_accept(g, ch))
             return 0; /* an eviction or the write itself may need DRAM */
         if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
-            tc->s.tag_lookups++;
-            tc->s.accesses++;
-            tc->s.write_accesses++;
-            tc->s.misses++;
+            gcx_tcache_count_access(tc, 1, 0);
             tc->s.bypasses++;
             dram_write(g, p, r->addr, r->sectors, now, 0);
             retire(g, r);
@@ -290,10 +281,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         if (pw->ops && pw->ops->line_access)
             pw->ops->line_access(pw, tc, line, r, now);
         gcx_tcache_note_access(tc, line, r, now, 1);
-        tc->s.tag_lookups++;
-        tc->s.accesses++;
-        tc->s.write_accesses++;
-        tc->s.misses++;
+        gcx_tcache_count_access(tc, 1, 0);
         if (pw->ops && pw->ops->line_after_access)
             pw->ops->line_after_access(pw, tc, line, r, now);
         retire(g, r);
@@ -313,10 +301,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             return 0;
         }
         gcx_mshr_add(&l2->mshr, tc->mshr_of[line], r);
-        tc->s.tag_lookups++;
-        tc->s.accesses++;
-        tc->s.read_accesses++;
-        tc->s.misses++;
+        gcx_tcache_count_access(tc, 0, 0);
         tc->s.pending_hits++;
         return 1;
     }
@@ -328,10 +313,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         gcx_tcache_note_access(tc, line, r, now, r->type == GCX_REQ_ATOMIC);
         if (r->type == GCX_REQ_ATOMIC)
             c->meta[line].dirty = 1;
-        tc->s.tag_lookups++;
-        tc->s.accesses++;
-        tc->s.read_accesses++;
-        tc->s.hits++;
+        gcx_tcache_count_access(tc, 0, 1);
         if (pw->ops && pw->ops->line_after_access)
             pw->ops->line_after_access(pw, tc, line, r, now);
         reply(g, l2, r, now + lat + extra);
@@ -385,10 +367,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
     l2->mshr.e[e].requested = fetch32;
     gcx_mshr_add(&l2->mshr, e, r);
     gcx_dram_push(g, ch, f, now + lat);
-    tc->s.tag_lookups++;
-    tc->s.accesses++;
-    tc->s.read_accesses++;
-    tc->s.misses++;
+    gcx_tcache_count_access(tc, 0, 0);
     return 1;
 }
 
