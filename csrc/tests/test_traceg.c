@@ -49,21 +49,7 @@ static parsed parse(const char *text, size_t chunk, unsigned options)
     return parse_n(text, strlen(text), chunk, options);
 }
 
-static void release(parsed *r)
-{
-    gcx_traceg_columns *k = &r->cols;
-    free(k->cta);
-    free(k->warp);
-    free(k->pc);
-    free(k->opcode);
-    free(k->mask);
-    free(k->width);
-    free(k->dst);
-    free(k->src);
-    free(k->addr_offset);
-    free(k->addresses);
-    memset(k, 0, sizeof *k);
-}
+static void release(parsed *r) { gcx_traceg_columns_free(&r->cols); }
 
 static int same_columns(const gcx_traceg_columns *a, const gcx_traceg_columns *b)
 {

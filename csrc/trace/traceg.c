@@ -1170,9 +1170,8 @@ void gcx_traceg_take_columns(gcx_traceg *p, gcx_traceg_columns *out)
     p->inst_cap = p->addr_cap = 0;
 }
 
-void gcx_traceg_free(gcx_traceg *p)
+void gcx_traceg_columns_free(gcx_traceg_columns *k)
 {
-    gcx_traceg_columns *k = &p->cols;
     free(k->cta);
     free(k->warp);
     free(k->pc);
@@ -1183,6 +1182,12 @@ void gcx_traceg_free(gcx_traceg *p)
     free(k->src);
     free(k->addr_offset);
     free(k->addresses);
+    memset(k, 0, sizeof *k);
+}
+
+void gcx_traceg_free(gcx_traceg *p)
+{
+    gcx_traceg_columns_free(&p->cols);
     free(p->header.kernel_name);
     free(p->header.nvbit_version);
     free(p->blocks);

@@ -145,8 +145,10 @@ int gcx_traceg_feed(gcx_traceg *p, const char *buf, size_t len, gcx_error *err);
 /* End of input: checks that the file is complete, sorts rows by (cta, warp) if the file listed
  * them out of order, and trims the columns to their exact size. */
 int gcx_traceg_finish(gcx_traceg *p, gcx_error *err);
-/* Hand the columns over after a successful finish: the caller frees each pointer with free(). */
+/* Hand the columns over after a successful finish: the caller frees each pointer with free(), or
+ * all of them with gcx_traceg_columns_free. */
 void gcx_traceg_take_columns(gcx_traceg *p, gcx_traceg_columns *out);
+void gcx_traceg_columns_free(gcx_traceg_columns *k);
 void gcx_traceg_free(gcx_traceg *p);
 
 #endif
