@@ -206,6 +206,31 @@ static int read_hit(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint32_t line, uint64_t 
     return GCX_FAIL_NONE;
 }
 
+/* A read miss on a block an MSHR entry `ei` is already fetching (into `line`, or GCX_NONE with
+ * allocate-on-fill): wait in the entry, fetching the sectors that neither the entry has requested
+ * nor the line holds (`have`). */
+static int merge_miss(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint32_t ei, uint32_t line, uint8_t have, uint8_t need,
+                      uint64_t now)
+{
+    gcx_l1 *l1 = &sm->l1;
+    gcx_tcache *tc = &l1->tc;
+    gcx_cache *c = &tc->c;
+    gcx_mshr_entry *e = &l1->mshr.e[ei];
+    uint8_t missing = (uint8_t)(need & ~gcx_to_cache_sectors(e->requested, c) & ~have);
+    if (e->n_waiting >= l1->mshr.merge_cap)
+        return GCX_FAIL_MSHR_MERGE;
+    if (missing && gcx_q_full(&l1->miss_q))
+        return GCX_FAIL_MISS_QUEUE;
+    if (missing) {
+        e->requested |= gcx_to_32_sectors(missing, c);
+        fetch_for(g, sm, r, gcx_to_32_sectors(missing, c), line, ei, now);
+    }
+    gcx_mshr_add(&l1->mshr, ei, r);
+    gcx_tcache_count_access(tc, 0, 0);
+    tc->s.pending_hits++;
+    return GCX_FAIL_NONE;
+}
+
 /* Allocate on fill: a miss takes only an MSHR entry (found by address) and a miss-queue slot; the
  * line is chosen when the data arrives, so outstanding misses never take lines out of service. */
 static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
@@ -224,22 +249,8 @@ static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         return read_hit(g, sm, r, line, now);
     uint8_t present = way >= 0 ? c->meta[line].valid : 0;
     uint32_t ei = gcx_mshr_find(&l1->mshr, la);
-    if (ei != GCX_NONE) {
-        gcx_mshr_entry *e = &l1->mshr.e[ei];
-        uint8_t missing = (uint8_t)(need & ~gcx_to_cache_sectors(e->requested, c) & ~present);
-        if (e->n_waiting >= l1->mshr.merge_cap)
-            return GCX_FAIL_MSHR_MERGE;
-        if (missing && gcx_q_full(&l1->miss_q))
-            return GCX_FAIL_MISS_QUEUE;
-        if (missing) {
-            e->requested |= gcx_to_32_sectors(missing, c);
-            fetch_for(g, sm, r, gcx_to_32_sectors(missing, c), GCX_NONE, ei, now);
-        }
-        gcx_mshr_add(&l1->mshr, ei, r);
-        gcx_tcache_count_access(tc, 0, 0);
-        tc->s.pending_hits++;
-        return GCX_FAIL_NONE;
-    }
+    if (ei != GCX_NONE)
+        return merge_miss(g, sm, r, ei, GCX_NONE, present, need, now);
     if (l1->mshr.n_free == 0)
         return GCX_FAIL_MSHR_ENTRY;
     if (gcx_q_full(&l1->miss_q))
@@ -277,23 +288,8 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     uint8_t need = gcx_to_cache_sectors(r->sectors, c);
     uint32_t line = way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
 
-    if (way >= 0 && c->meta[line].reserved) {
-        /* The line is being fetched: merge into its MSHR entry. */
-        gcx_mshr_entry *e = &l1->mshr.e[tc->mshr_of[line]];
-        uint8_t missing = (uint8_t)(need & ~gcx_to_cache_sectors(e->requested, c) & ~c->meta[line].valid);
-        if (e->n_waiting >= l1->mshr.merge_cap)
-            return GCX_FAIL_MSHR_MERGE;
-        if (missing && gcx_q_full(&l1->miss_q))
-            return GCX_FAIL_MISS_QUEUE;
-        if (missing) {
-            e->requested |= gcx_to_32_sectors(missing, c);
-            fetch_for(g, sm, r, gcx_to_32_sectors(missing, c), line, tc->mshr_of[line], now);
-        }
-        gcx_mshr_add(&l1->mshr, tc->mshr_of[line], r);
-        gcx_tcache_count_access(tc, 0, 0);
-        tc->s.pending_hits++;
-        return GCX_FAIL_NONE;
-    }
+    if (way >= 0 && c->meta[line].reserved) /* the line is being fetched */
+        return merge_miss(g, sm, r, tc->mshr_of[line], line, c->meta[line].valid, need, now);
     if (way >= 0 && c->meta[line].valid && (c->meta[line].valid & need) == need)
         return read_hit(g, sm, r, line, now);
 
