@@ -122,6 +122,17 @@ static PyObject *choice_list(const char *choices)
     return out;
 }
 
+/* Append `item`, a new reference or NULL after a failed call, to `list`, consuming it: -1 when
+ * `item` is NULL or the append fails (an exception is set either way). */
+static int list_append_new(PyObject *list, PyObject *item)
+{
+    if (!item)
+        return -1;
+    int rc = PyList_Append(list, item);
+    Py_DECREF(item);
+    return rc;
+}
+
 /* A plug-in's parameters; `choice_names` (NULL: all numeric) gives each one's names, as in
  * gcx_technique.param_choices. */
 static PyObject *param_specs_to_list(const gcx_param_spec *params, int n, const char *const *choice_names)
@@ -155,12 +166,10 @@ static PyObject *py_policies(PyObject *self, PyObject *noargs)
         PyObject *params = param_specs_to_list((*p)->params, (*p)->n_params, NULL);
         PyObject *d = params ? Py_BuildValue("{s:s,s:s,s:N}", "name", (*p)->name, "doc", (*p)->doc, "params", params)
                              : NULL;
-        if (!d || PyList_Append(out, d) != 0) {
-            Py_XDECREF(d);
+        if (list_append_new(out, d) != 0) {
             Py_DECREF(out);
             return NULL;
         }
-        Py_DECREF(d);
     }
     return out;
 }
@@ -852,20 +861,16 @@ static PyObject *py_config_schema(PyObject *self, PyObject *noargs)
         } else if (k->type == GCX_KEY_POLICY) {
             choices = PyList_New(0);
             for (const gcx_policy *const *p = gcx_policies; choices && *p; p++) {
-                PyObject *nm = PyUnicode_FromString((*p)->name);
-                if (!nm || PyList_Append(choices, nm) != 0)
+                if (list_append_new(choices, PyUnicode_FromString((*p)->name)) != 0)
                     Py_CLEAR(choices);
-                Py_XDECREF(nm);
             }
         } else if (k->type == GCX_KEY_TECHNIQUE) {
             choices = PyList_New(0);
             for (const gcx_technique *const *t = gcx_techniques; choices && *t; t++) {
                 if (strcmp(gcx_tech_kind_key((*t)->kind), k->choices) != 0)
                     continue;
-                PyObject *nm = PyUnicode_FromString((*t)->name);
-                if (!nm || PyList_Append(choices, nm) != 0)
+                if (list_append_new(choices, PyUnicode_FromString((*t)->name)) != 0)
                     Py_CLEAR(choices);
-                Py_XDECREF(nm);
             }
         } else {
             choices = Py_NewRef(Py_None);
@@ -877,12 +882,10 @@ static PyObject *py_config_schema(PyObject *self, PyObject *noargs)
         PyObject *d = Py_BuildValue("{s:s,s:s,s:d,s:d,s:d,s:N,s:s,s:O}", "name", k->name, "type",
                                     key_type_name(k->type), "default", k->default_value, "min", k->min_value, "max",
                                     k->max_value, "choices", choices, "doc", k->doc, "technique", Py_None);
-        if (!d || PyList_Append(out, d) != 0) {
-            Py_XDECREF(d);
+        if (list_append_new(out, d) != 0) {
             Py_DECREF(out);
             return NULL;
         }
-        Py_DECREF(d);
     }
     for (const gcx_technique *const *t = gcx_techniques; *t; t++) {
         for (int i = 0; i < (*t)->n_params; i++) {
@@ -895,12 +898,10 @@ static PyObject *py_config_schema(PyObject *self, PyObject *noargs)
                                                   p->max_value, "choices", choices, "doc", p->doc, "technique",
                                                   (*t)->name)
                                   : NULL;
-            if (!d || PyList_Append(out, d) != 0) {
-                Py_XDECREF(d);
+            if (list_append_new(out, d) != 0) {
                 Py_DECREF(out);
                 return NULL;
             }
-            Py_DECREF(d);
         }
     }
     return out;
@@ -916,12 +917,10 @@ static PyObject *py_techniques(PyObject *self, PyObject *noargs)
         PyObject *d = params ? Py_BuildValue("{s:s,s:s,s:s,s:N}", "name", (*t)->name, "kind",
                                              gcx_tech_kind_key((*t)->kind), "doc", (*t)->doc, "params", params)
                              : NULL;
-        if (!d || PyList_Append(out, d) != 0) {
-            Py_XDECREF(d);
+        if (list_append_new(out, d) != 0) {
             Py_DECREF(out);
             return NULL;
         }
-        Py_DECREF(d);
     }
     return out;
 }
