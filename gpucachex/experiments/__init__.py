@@ -27,6 +27,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+def by_workload(frame, column: str, value):
+    """The mean of every numeric column per workload, over the rows whose `column` equals `value`
+    (every row when the frame has no such column), in the frame's workload order."""
+    rows = frame[frame[column] == value] if column in frame.columns else frame
+    return rows.groupby("workload", sort=False).mean(numeric_only=True)
+
+
+def workload_classes(names) -> list[str]:
+    """The class of each built-in workload model named in `names` ("" for anything else, e.g. a trace)."""
+    from gpucachex import workloads
+
+    known = set(workloads.names())
+    return [workloads.info(w)["class"] if w in known else "" for w in names]
+
+
 # Explicit list: name -> module (gpucachex.experiments.<module>). `gpucachex reproduce --only` takes names.
 EXPERIMENTS: dict[str, str] = {
     "drowsy": "drowsy",

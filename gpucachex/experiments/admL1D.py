@@ -13,6 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from gpucachex.experiments import by_workload, workload_classes
+
 NAME = "admL1D"
 TITLE = "AdmL1D: workload characteristics-based L1 data cache switching-off (Do, Kim, Kim)"
 
@@ -33,22 +35,15 @@ WARMUP = "l1d.admL1D.warmup_cycles"
 
 # ---- tables ---------------------------------------------------------------------------------------
 
-def _by_workload(frame, admission: str):
-    rows = frame[frame[ADMISSION] == admission] if ADMISSION in frame.columns else frame
-    return rows.groupby("workload", sort=False).mean(numeric_only=True)
-
-
 def classify(main):
     """One row per workload from the main sweep (always / off / admL1D): IPCs and their ratios, the
     L1D miss rate, the Type (actual and predicted), R-to-A over the warm-up and the whole run, and
     the L1D power and energy AdmL1D saves."""
     import pandas as pd
 
-    from gpucachex import workloads
-
-    on, off, adm = (_by_workload(main, a) for a in ("always", "off", "admL1D"))
+    on, off, adm = (by_workload(main, ADMISSION, a) for a in ("always", "off", "admL1D"))
     out = pd.DataFrame(index=on.index)
-    out["class"] = [workloads.info(w)["class"] if w in workloads.names() else "" for w in out.index]
+    out["class"] = workload_classes(out.index)
     out["cycles"] = on["cycles"]
     out["ipc_always"] = on["ipc"]
     out["ipc_off"] = off["ipc"]

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpucachex.experiments import by_workload, workload_classes
+
 NAME = "loscache"
 TITLE = "LoSCache: locality-similarity L2 power gating (Tan, Yan, Song, Fu)"
 
@@ -47,22 +49,16 @@ def label_modes(frame, default: str):
     return out
 
 
-def _by_workload(frame, mode: str):
-    return frame[frame["mode"] == mode].groupby("workload", sort=False).mean(numeric_only=True)
-
-
 def summarize(main, naive):
     """One row per workload: class, baseline dead time (both parts), accuracy of the naive and the
     adaptive prediction, the share of L2 accesses that carried a prediction, under/over/early
     gating counts, and execution time and L2 energy normalised to the baseline."""
     import pandas as pd
 
-    from gpucachex import workloads
-
-    base, los, ideal = (_by_workload(main, m) for m in ("baseline", "LoSCache", "Ideal-Gating"))
-    nai = _by_workload(naive, "LoSCache naive")
+    base, los, ideal = (by_workload(main, "mode", m) for m in ("baseline", "LoSCache", "Ideal-Gating"))
+    nai = by_workload(naive, "mode", "LoSCache naive")
     out = pd.DataFrame(index=base.index)
-    out["class"] = [workloads.info(w)["class"] if w in workloads.names() else "" for w in out.index]
+    out["class"] = workload_classes(out.index)
     out["cycles"] = base["cycles"]
     out["dead_time"] = base["l2_dead_time_fraction"]
     out["dead_nodata"] = base["l2_dead_nodata_fraction"]
@@ -175,9 +171,19 @@ def _sweep_figure(frame, key, label, logx, facet=None):
     return fig
 
 
-def run(ctx) -> None:
+def _bars(ctx, summary, metric: str, series: dict[str, str], name: str, caption: str, **style) -> None:
+    """A figure of bars per workload, one bar per entry of `series` (its label -> a summary column
+    holding `metric`)."""
     import pandas as pd
 
+    from gpucachex import plot
+
+    frame = pd.concat([summary[["workload"]].assign(mode=label, **{metric: summary[column]})
+                       for label, column in series.items()])
+    ctx.figure(plot.normalized_bars(frame, metric, hue="mode", **style), name, caption)
+
+
+def run(ctx) -> None:
     from gpucachex import plot
 
     main = label_modes(ctx.sweep("loscache_main"), "none")
@@ -186,7 +192,7 @@ def run(ctx) -> None:
     summary = summarize(main, naive)
     # The same runs with a crossbar that is not the bottleneck (see experiments/loscache.md).
     xbar = label_modes(ctx.sweep("loscache_xbar"), "none")
-    time_xbar = (_by_workload(xbar, "LoSCache")["cycles"] / _by_workload(xbar, "baseline")["cycles"])
+    time_xbar = (by_workload(xbar, "mode", "LoSCache")["cycles"] / by_workload(xbar, "mode", "baseline")["cycles"])
     summary["time_loscache_xbar"] = time_xbar.reindex(summary["workload"]).to_numpy()
     ctx.table(summary, "loscache_summary", "per workload: dead time, accuracy, coverage, time and L2 energy ratios")
     ctx.table(headline(summary, summary["time_loscache_xbar"]), "loscache_headline",
@@ -201,37 +207,28 @@ def run(ctx) -> None:
     ctx.figure(fig, "loscache_fig1_dead_time", "baseline L2 dead time per workload (dashed: mean)")
 
     # Fig. 6: naive vs adaptive prediction accuracy.
-    acc = pd.concat([summary[["workload"]].assign(mode="naive", accuracy=summary["accuracy_naive"]),
-                     summary[["workload"]].assign(mode="adaptive", accuracy=summary["accuracy_adaptive"])])
-    fig = plot.normalized_bars(acc, "accuracy", hue="mode", ylabel="prediction accuracy", reference=None,
-                               title="Fig. 6: prediction accuracy, naive vs adaptive")
-    ctx.figure(fig, "loscache_fig6_accuracy", "prediction accuracy of naive and adaptive LoSCache")
-
+    _bars(ctx, summary, "accuracy", {"naive": "accuracy_naive", "adaptive": "accuracy_adaptive"},
+          "loscache_fig6_accuracy", "prediction accuracy of naive and adaptive LoSCache",
+          ylabel="prediction accuracy", reference=None, title="Fig. 6: prediction accuracy, naive vs adaptive")
     # Fig. 7: execution time normalised to the baseline.
-    t = summary[["workload"]].assign(mode="LoSCache", time=summary["time_loscache"])
-    fig = plot.normalized_bars(t, "time", hue="mode", ylabel="execution time / baseline",
-                               title="Fig. 7: execution time of LoSCache normalised to the baseline")
-    ctx.figure(fig, "loscache_fig7_time", "LoSCache execution time normalised to the baseline")
-
+    _bars(ctx, summary, "time", {"LoSCache": "time_loscache"},
+          "loscache_fig7_time", "LoSCache execution time normalised to the baseline",
+          ylabel="execution time / baseline", title="Fig. 7: execution time of LoSCache normalised to the baseline")
     # Fig. 8: L2 energy normalised to the baseline, LoSCache and Ideal-Gating.
-    e = pd.concat([summary[["workload"]].assign(mode="LoSCache", energy=summary["energy_loscache"]),
-                   summary[["workload"]].assign(mode="Ideal-Gating", energy=summary["energy_ideal"])])
-    fig = plot.normalized_bars(e, "energy", hue="mode", ylabel="L2 energy / baseline",
-                               title="Fig. 8: L2 energy of LoSCache and Ideal-Gating normalised to the baseline")
-    ctx.figure(fig, "loscache_fig8_energy", "L2 energy of LoSCache and Ideal-Gating normalised to the baseline")
-
+    _bars(ctx, summary, "energy", {"LoSCache": "energy_loscache", "Ideal-Gating": "energy_ideal"},
+          "loscache_fig8_energy", "L2 energy of LoSCache and Ideal-Gating normalised to the baseline",
+          ylabel="L2 energy / baseline",
+          title="Fig. 8: L2 energy of LoSCache and Ideal-Gating normalised to the baseline")
     # The share of L2 accesses that carried a prediction: what limits the savings here.
-    c = summary[["workload"]].assign(mode="LoSCache", coverage=summary["coverage"])
-    fig = plot.normalized_bars(c, "coverage", hue="mode", ylabel="L2 accesses with a prediction", reference=None,
-                               title="Coverage: share of L2 accesses whose PC had a prediction")
-    ctx.figure(fig, "loscache_coverage", "share of L2 accesses that carried a prediction")
-
+    _bars(ctx, summary, "coverage", {"LoSCache": "coverage"},
+          "loscache_coverage", "share of L2 accesses that carried a prediction",
+          ylabel="L2 accesses with a prediction", reference=None,
+          title="Coverage: share of L2 accesses whose PC had a prediction")
     # Fig. 7 again with a crossbar that is not the bottleneck.
-    t = pd.concat([summary[["workload"]].assign(mode="LoSCache", time=summary["time_loscache"]),
-                   summary[["workload"]].assign(mode="LoSCache, 4 flits/cycle", time=summary["time_loscache_xbar"])])
-    fig = plot.normalized_bars(t, "time", hue="mode", ylabel="execution time / baseline",
-                               title="Fig. 7b: execution time with the preset's crossbar and with 4 flits per cycle")
-    ctx.figure(fig, "loscache_fig7b_time_xbar", "LoSCache execution time, preset crossbar vs an uncongested one")
+    _bars(ctx, summary, "time", {"LoSCache": "time_loscache", "LoSCache, 4 flits/cycle": "time_loscache_xbar"},
+          "loscache_fig7b_time_xbar", "LoSCache execution time, preset crossbar vs an uncongested one",
+          ylabel="execution time / baseline",
+          title="Fig. 7b: execution time with the preset's crossbar and with 4 flits per cycle")
 
     for name, (key, label, logx, facet) in SWEEPS.items():
         frame = _sweep_frame(ctx, name, main)
