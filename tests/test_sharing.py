@@ -81,6 +81,46 @@ def test_ata_remote_hit_latency_worked_by_hand():
         assert remote == h + 1 + (REQ_FLITS + lat) + (DATA_FLITS + lat)
 
 
+def test_ata_waits_for_a_line_another_l1d_is_fetching():
+    # SM 1 misses on A 4k cycles after SM 0 did, while SM 0's fetch is still out: the aggregated
+    # tag array sees SM 0's reserved tag, so SM 1's fetch waits in SM 0's MSHR entry instead of
+    # going to the L2, and the data reaches SM 1 over the crossbar right after SM 0's fill.
+    rows = []
+    for k in (5, 10, 20):
+        for lat in (4, 10):
+            tr = two_sms([ld(101, lanes(A)), use(101)], chain(k) + [ld(102, lanes(A)), use(102)])
+            p, a = run(tr, "private", **{"cluster.latency": lat}), run(tr, "ata", **{"cluster.latency": lat})
+            assert (p["l2_read_accesses"], a["l2_read_accesses"]) == (2, 1)
+            assert (a["l1d_remote_waits"], a["l1d_remote_pending_hits"], a["l1d_remote_hits"]) == (1, 1, 0)
+            assert a["l1d_remote_reads"] == 0 and a["l1d_remote_fallbacks"] == 0
+            assert a["cluster_flits"] == REQ_FLITS + DATA_FLITS and a.raw["requests_live"] == 0
+            # like a merged miss, the wait is neither a hit nor a remote hit
+            assert a["l1_hit_rate"] == p["l1_hit_rate"] == 0
+            rows.append((k, lat, latency_sum(a)))
+    # SM 1's answer comes a fixed time after SM 0's fill: the later it asks, the shorter it waits;
+    # only the data's way back (5 flits + latency) crosses the network after the fill.
+    ends = {(k, lat): s + 4 * k for k, lat, s in rows}
+    assert len({ends[k, 4] for k in (5, 10, 20)}) == 1
+    assert all(ends[k, 10] - ends[k, 4] == 10 - 4 for k in (5, 10, 20))
+
+
+def test_ata_waits_only_on_an_l1d_that_fetches_from_the_l2():
+    # Three SMs in one cluster: SM 1 fetches A from the L2; SM 0 misses next and waits on SM 1;
+    # SM 2 misses last, and of the other L1Ds it looks at SM 0 first, whose fetch waits itself, so
+    # it waits on SM 1 too. Both then get the data straight from SM 1's fill: each crosses the
+    # network once after it, so the latencies grow by 2 cycles per cycle of cluster latency (a wait
+    # on SM 0 would have made SM 2's data cross twice: 3 per cycle).
+    tr = build([KernelSpec([[chain(5) + [ld(101, lanes(A)), use(101)]], [[ld(102, lanes(A)), use(102)]],
+                            [chain(10) + [ld(103, lanes(A)), use(103)]]])])
+    sums = {}
+    for lat in (4, 10):
+        a = run(tr, "ata", **{"core.sms": 3, "l1d.cluster_size": 3, "cluster.latency": lat})
+        assert a["l2_read_accesses"] == 1 and a["l1d_remote_waits"] == 2 and a["loads"] == 3
+        assert a["l1d_remote_pending_hits"] == 2 and a.raw["requests_live"] == 0
+        sums[lat] = latency_sum(a)
+    assert sums[10] - sums[4] == 2 * (10 - 4)
+
+
 def test_remote_sharing_delays_the_l2_request_by_the_probe_round_trip():
     one = two_sms([ld(101, lanes(A)), use(101)], [alu(dst=(1,))])
     for lat in (4, 9):

@@ -35,6 +35,7 @@ enum gcx_req_flag {
     GCX_RF_NO_REPLY = 4,    /* nobody waits for an answer (writebacks) */
     GCX_RF_L2_ALLOC = 8,    /* the DRAM reply fills an L2 line */
     GCX_RF_BYPASS_L1 = 16,  /* the instruction asked not to be cached in L1D (.CG and the like) */
+    GCX_RF_REMOTE_WAIT = 32, /* a remote read that waited for the remote L1D's own fetch (ATA) */
 };
 
 struct gcx_req {
@@ -194,6 +195,7 @@ typedef struct gcx_mshr_entry {
     uint8_t requested; /* 32-byte sectors asked from the next level */
     uint8_t received;  /* 32-byte sectors arrived */
     uint8_t used;
+    uint8_t remote_wait; /* a fetch of this entry waits in another L1D's MSHR entry (ATA) */
     gcx_req *waiting; /* requests answered when the data arrives (a list through next) */
     gcx_req *waiting_tail;
 } gcx_mshr_entry;
@@ -521,6 +523,13 @@ int gcx_l1_access_private(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now);
 /* A tag comparison that changes nothing: the line of the L1D of `sm` holding every 32-byte sector
  * of `sectors` of the line at addr (any valid sector when sectors is 0), or GCX_NONE. */
 uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors);
+/* A tag comparison that finds the line at addr being fetched into the L1D of `sm` (its tag reserved,
+ * every 32-byte sector of `sectors` asked for) by an entry that waits on no other L1D and can take
+ * one more request: that MSHR entry, or GCX_NONE. */
+uint32_t gcx_l1_fetching(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors);
+/* Another L1D's fetch f waits in MSHR entry `entry` of the L1D of `sm`: when that fill completes,
+ * f goes back to its L1D with the data (GCX_CL_DATA, flagged GCX_RF_REMOTE_WAIT). */
+void gcx_l1_wait_fill(gcx_gpu *g, uint32_t sm, uint32_t entry, gcx_req *f);
 /* Read `line` of the L1D of `sm` for another SM's request: data-bank and wake-up waits and the
  * access statistics. Returns the cycle the data is ready (after the hit latency). */
 uint64_t gcx_l1_data_read(gcx_gpu *g, uint32_t sm, uint32_t line, const gcx_req *r, uint64_t now);

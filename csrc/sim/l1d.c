@@ -171,6 +171,11 @@ void gcx_cluster_send(gcx_gpu *g, uint32_t from, gcx_req *r, uint64_t when)
  * that sent it here. */
 static inline void answer(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 {
+    if (r->cluster == GCX_CL_READ) { /* another L1D's fetch that waited for this fill */
+        r->cluster = GCX_CL_DATA;
+        gcx_cluster_send(g, sm->id, r, now);
+        return;
+    }
     if (r->sm == sm->id) {
         gcx_sm_answer(g, sm, r, now);
         return;
@@ -426,6 +431,31 @@ uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sect
     uint32_t line = set * c->cfg.ways + (uint32_t)way;
     uint8_t valid = c->meta[line].valid, need = gcx_to_cache_sectors(sectors, c);
     return valid && (valid & need) == need ? line : GCX_NONE;
+}
+
+uint32_t gcx_l1_fetching(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors)
+{
+    const gcx_l1 *l1 = &g->sms[sm].l1;
+    const gcx_cache *c = &l1->tc.c;
+    uint64_t la = addr >> c->line_shift;
+    uint32_t set = gcx_cache_set_of(c, la);
+    int way = gcx_cache_find(c, set, la);
+    if (way < 0)
+        return GCX_NONE;
+    uint32_t line = set * c->cfg.ways + (uint32_t)way;
+    if (!c->meta[line].reserved)
+        return GCX_NONE;
+    uint32_t ei = l1->tc.mshr_of[line];
+    const gcx_mshr_entry *e = &l1->mshr.e[ei];
+    if ((e->requested & sectors) != sectors || e->remote_wait || e->n_waiting >= l1->mshr.merge_cap)
+        return GCX_NONE;
+    return ei;
+}
+
+void gcx_l1_wait_fill(gcx_gpu *g, uint32_t sm, uint32_t entry, gcx_req *f)
+{
+    f->flags |= GCX_RF_REMOTE_WAIT;
+    gcx_mshr_add(&g->sms[sm].l1.mshr, entry, f);
 }
 
 uint64_t gcx_l1_data_read(gcx_gpu *g, uint32_t sm, uint32_t line, const gcx_req *r, uint64_t now)

@@ -3,7 +3,13 @@
  * local miss whose line another L1D holds reads that L1D's data array through the cluster crossbar
  * and fills the data locally too; otherwise it goes to the L2. Writes are handled only by the local
  * L1D. A remote line that changed (was evicted or invalidated) before the read arrives sends the
- * read to the L2 (a fallback). Shared-memory, local and atomic accesses behave as in a private L1D. */
+ * read to the L2 (a fallback). Shared-memory, local and atomic accesses behave as in a private L1D.
+ *
+ * With allocate-on-miss a line being fetched already has its tag, so the aggregated tag array sees
+ * it too: when no L1D holds the data yet, a miss may wait for another L1D's fetch of the line (in
+ * that L1D's MSHR entry, like a merged miss) instead of fetching it from the L2 a second time. The
+ * data then reaches both L1Ds. Only an entry that itself waits on no other L1D can be waited on, so
+ * waits never form a cycle. */
 #include "techniques/l1d_sharing/cluster.h"
 
 static int ata_init(gcx_tech *t, gcx_error *err) { return gcx_cluster_init(t, sizeof(gcx_cluster), err); }
@@ -26,12 +32,23 @@ static int ata_fetch(gcx_tech *t, uint32_t sm, gcx_req *f, uint64_t now)
     gcx_cluster *c = t->state;
     if (f->space != GCX_SPACE_GLOBAL)
         return 0;
+    gcx_gpu *g = t->gpu;
     for (uint32_t k = 1; k < c->size; k++) {
         uint32_t j = gcx_cluster_other(c, sm, k);
-        if (gcx_l1_holds(t->gpu, j, f->addr, f->sectors) != GCX_NONE) {
+        if (gcx_l1_holds(g, j, f->addr, f->sectors) != GCX_NONE) {
             f->home = j;
             f->cluster = GCX_CL_READ;
-            gcx_cluster_send(t->gpu, sm, f, now + 1);
+            gcx_cluster_send(g, sm, f, now + 1);
+            return 1;
+        }
+    }
+    for (uint32_t k = 1; k < c->size; k++) {
+        uint32_t j = gcx_cluster_other(c, sm, k);
+        if (gcx_l1_fetching(g, j, f->addr, f->sectors) != GCX_NONE) {
+            g->sms[sm].l1.mshr.e[f->mshr].remote_wait = 1;
+            f->home = j;
+            f->cluster = GCX_CL_READ;
+            gcx_cluster_send(g, sm, f, now + 1);
             return 1;
         }
     }
@@ -46,7 +63,11 @@ static int ata_receive(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
     case GCX_CL_READ: {
         /* At the remote L1D: the data is read unless the line changed since the comparison. */
         uint32_t line = gcx_l1_holds(g, sm, r->addr, r->sectors);
-        if (line == GCX_NONE) {
+        uint32_t entry = line == GCX_NONE ? gcx_l1_fetching(g, sm, r->addr, r->sectors) : GCX_NONE;
+        if (entry != GCX_NONE) {
+            c->remote_waits++; /* answered when this L1D's own fetch arrives */
+            gcx_l1_wait_fill(g, sm, entry, r);
+        } else if (line == GCX_NONE) {
             c->fallbacks++;
             r->cluster = GCX_CL_MISS;
             gcx_cluster_send(g, sm, r, now + 1);
@@ -58,7 +79,10 @@ static int ata_receive(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
         return GCX_FAIL_NONE;
     }
     case GCX_CL_DATA: /* back at the requester: fill the local line, answer the waiting loads */
-        c->remote_hits++;
+        if (r->flags & GCX_RF_REMOTE_WAIT)
+            c->remote_pending_hits++;
+        else
+            c->remote_hits++;
         gcx_l1_reply(g, &g->sms[sm], r, now);
         return GCX_FAIL_NONE;
     case GCX_CL_MISS:
