@@ -567,7 +567,7 @@ static int put_cache_stats(PyObject *out, const char *level, gcx_tcache *const *
         Py_XDECREF(per);
         return -1;
     }
-    uint64_t *vals = malloc((n ? n : 1) * sizeof *vals);
+    uint64_t *vals = calloc(n ? n : 1, sizeof *vals); /* zeroed: with n == 0 nothing is written */
     int rc = vals ? 0 : -1;
 #define GCX_X(name, doc)                                                                           \
     if (rc == 0) {                                                                                 \
