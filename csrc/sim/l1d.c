@@ -420,15 +420,21 @@ int gcx_l1_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     return gcx_l1_access_private(g, sm, r, now);
 }
 
-uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors)
+/* A tag comparison that changes nothing: the line whose tag is addr's, or GCX_NONE. */
+static inline uint32_t tag_line(const gcx_cache *c, uint64_t addr)
 {
-    const gcx_cache *c = &g->sms[sm].l1.tc.c;
     uint64_t la = addr >> c->line_shift;
     uint32_t set = gcx_cache_set_of(c, la);
     int way = gcx_cache_find(c, set, la);
-    if (way < 0)
+    return way < 0 ? GCX_NONE : set * c->cfg.ways + (uint32_t)way;
+}
+
+uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors)
+{
+    const gcx_cache *c = &g->sms[sm].l1.tc.c;
+    uint32_t line = tag_line(c, addr);
+    if (line == GCX_NONE)
         return GCX_NONE;
-    uint32_t line = set * c->cfg.ways + (uint32_t)way;
     uint8_t valid = c->meta[line].valid, need = gcx_to_cache_sectors(sectors, c);
     return valid && (valid & need) == need ? line : GCX_NONE;
 }
@@ -437,13 +443,8 @@ uint32_t gcx_l1_fetching(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t s
 {
     const gcx_l1 *l1 = &g->sms[sm].l1;
     const gcx_cache *c = &l1->tc.c;
-    uint64_t la = addr >> c->line_shift;
-    uint32_t set = gcx_cache_set_of(c, la);
-    int way = gcx_cache_find(c, set, la);
-    if (way < 0)
-        return GCX_NONE;
-    uint32_t line = set * c->cfg.ways + (uint32_t)way;
-    if (!c->meta[line].reserved)
+    uint32_t line = tag_line(c, addr);
+    if (line == GCX_NONE || !c->meta[line].reserved)
         return GCX_NONE;
     uint32_t ei = l1->tc.mshr_of[line];
     const gcx_mshr_entry *e = &l1->mshr.e[ei];

@@ -25,8 +25,17 @@ static int ata_request(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
     return rc;
 }
 
+/* Send fetch f (of `sm`'s L1D) to read the line in the L1D of `holder`, the next cycle. */
+static void read_remote(gcx_gpu *g, uint32_t sm, uint32_t holder, gcx_req *f, uint64_t now)
+{
+    f->home = holder;
+    f->cluster = GCX_CL_READ;
+    gcx_cluster_send(g, sm, f, now + 1);
+}
+
 /* The distributor: a miss goes to the first other L1D (from the requester on) that holds every
- * sector it needs; the tag comparison already happened, so the read goes out the next cycle. */
+ * sector it needs, else to the first that is fetching them and can be waited on; the tag
+ * comparison already happened, so the read goes out the next cycle. */
 static int ata_fetch(gcx_tech *t, uint32_t sm, gcx_req *f, uint64_t now)
 {
     gcx_cluster *c = t->state;
@@ -36,9 +45,7 @@ static int ata_fetch(gcx_tech *t, uint32_t sm, gcx_req *f, uint64_t now)
     for (uint32_t k = 1; k < c->size; k++) {
         uint32_t j = gcx_cluster_other(c, sm, k);
         if (gcx_l1_holds(g, j, f->addr, f->sectors) != GCX_NONE) {
-            f->home = j;
-            f->cluster = GCX_CL_READ;
-            gcx_cluster_send(g, sm, f, now + 1);
+            read_remote(g, sm, j, f, now);
             return 1;
         }
     }
@@ -46,9 +53,7 @@ static int ata_fetch(gcx_tech *t, uint32_t sm, gcx_req *f, uint64_t now)
         uint32_t j = gcx_cluster_other(c, sm, k);
         if (gcx_l1_fetching(g, j, f->addr, f->sectors) != GCX_NONE) {
             g->sms[sm].l1.mshr.e[f->mshr].remote_wait = 1;
-            f->home = j;
-            f->cluster = GCX_CL_READ;
-            gcx_cluster_send(g, sm, f, now + 1);
+            read_remote(g, sm, j, f, now);
             return 1;
         }
     }
