@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from gpucachex import energy, presets, simulate
-from tracebuild import KernelSpec, alu, build, ld, lanes, st
+from tracebuild import KernelSpec, alu, build, chain, ld, lanes, st
 
 # Two SMs forming one cluster, a perfect instruction cache, round numbers (gtx480: 16 KB 4-way
 # L1D of 32 sets, 128 B lines, 20-cycle hits, 32 B flits).
@@ -23,11 +23,6 @@ DATA_FLITS = 5         # 8 + 128 bytes of data in 32-byte flits
 
 def use(reg):
     return alu(dst=(200,), src=(reg,))
-
-
-def chain(n):
-    """n dependent ALU instructions: 4 n cycles during which the warp does nothing else."""
-    return [alu(dst=(1,))] + [alu(dst=(2 + i % 100,), src=(1 if i == 1 else 2 + (i - 1) % 100,)) for i in range(1, n)]
 
 
 def two_sms(p0, p1):

@@ -8,7 +8,7 @@ import pytest
 
 from gpucachex import presets, simulate
 from gpucachex.sim import Result
-from tracebuild import KernelSpec, alu, build, ld, lanes, st, Inst
+from tracebuild import KernelSpec, alu, build, chain, ld, lanes, st, Inst
 
 # One SM, a perfect instruction cache and round numbers, so cycle counts can be worked by hand.
 BASE = presets.get("gtx480").replace(**{
@@ -284,6 +284,28 @@ def test_halving_dram_bandwidth_slows_a_streaming_kernel():
     slow = simulate(cfg.replace(**{"dram.bytes_per_cycle": cfg["dram.bytes_per_cycle"] / 2}), streaming())
     assert slow["cycles"] > 1.2 * fast["cycles"]
     assert slow["dram_reads"] == fast["dram_reads"]
+
+
+def test_a_busy_l2_partition_does_not_hold_an_sm_port_it_has_not_started_to_use():
+    # SM 0 loads 32 lines of L2 partition 0 at once: their replies keep that partition's port busy
+    # for 32 x 5 flits. SM 1 then loads a line of partition 0 (its reply waits behind SM 0's), a
+    # line of partition 1 twelve cycles later, and works for 600 cycles once that one arrives.
+    # Partition 1's reply shares nothing with SM 0's traffic, so SM 1 (and the kernel, which it
+    # ends) finishes exactly as without SM 0's burst. A crossbar that let partition 0 book SM 1's
+    # port for the cycle its queued reply will leave would keep that port idle until then, and
+    # partition 1's reply would wait for it.
+    cfg = BASE.replace(**{"core.sms": 2, "l2.partitions": 2, "dram.channels": 2, "l2.prefill": True})
+    base = 0x400000
+    assert cfg["l2.index"] == "mod" and cfg["l2.interleave_bytes"] == 256
+    burst = [base + 512 * k + 128 * j for k in range(16) for j in range(2)]  # partition 0, 16 sets
+    sm1 = (chain(10) + [ld(50, lanes(base + 0x10000))] + chain(3)
+           + [ld(51, lanes(base + 0x10000 + 256)), alu(dst=(52,), src=(51,))] + chain(150))
+    copy = [(0, base, 0x20000)]
+    alone = run(build([KernelSpec([[chain(1)], [sm1]])], memcpys=copy), cfg)
+    both = run(build([KernelSpec([[[ld(1, burst)]], [sm1]])], memcpys=copy), cfg)
+    assert both["l2_hits"] == alone["l2_hits"] + 32 and both["dram_reads"] == 0
+    assert both["avg_load_latency"] > 1.5 * alone["avg_load_latency"]  # SM 0's burst did queue
+    assert both["cycles"] == alone["cycles"]
 
 
 def test_allocate_on_fill_takes_no_line_out_of_service():

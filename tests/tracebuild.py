@@ -46,6 +46,11 @@ def lanes(base: int, stride: int = 4, n: int = 32) -> list[int]:
     return [base + stride * i for i in range(n)]
 
 
+def chain(n: int) -> list[Inst]:
+    """n dependent ALU instructions: n ALU latencies during which the warp does nothing else."""
+    return [alu(dst=(1,))] + [alu(dst=(2 + i % 100,), src=(1 if i == 1 else 2 + (i - 1) % 100,)) for i in range(1, n)]
+
+
 @dataclass
 class KernelSpec:
     """programs[cta][warp] is a list of Inst."""

@@ -263,7 +263,9 @@ typedef struct gcx_l1 {
     gcx_mshr mshr;
     gcx_queue miss_q;  /* towards the crossbar */
     gcx_queue hit_q;   /* answers in the hit pipeline */
-    gcx_queue cluster_out; /* packets waiting to enter the cluster network, by cycle */
+    /* Packets waiting to enter the cluster network, by cycle: requests (the SM's request port) and
+     * replies (the L1D's reply port) wait for their own port. */
+    gcx_queue cluster_out[2];
     uint64_t *bank_free;
     int off;           /* switched off: every request bypasses it */
     int in_fail;       /* reason the request at the head of its cluster input last failed (0: none) */
@@ -474,7 +476,16 @@ void gcx_mshr_release(gcx_mshr *m, uint32_t e);
 int gcx_xbar_init(gcx_xbar *x, uint32_t n_src, uint32_t n_dst, uint32_t latency, uint32_t flit_bytes,
                   uint32_t flits_per_cycle, uint32_t buffer, gcx_error *err);
 void gcx_xbar_free(gcx_xbar *x);
-int gcx_xbar_can_send(const gcx_xbar *x, uint32_t dst);
+/* A source may put a packet on the crossbar when its port is free (it has finished sending the
+ * previous one) and the destination's buffer has room. */
+int gcx_xbar_can_send(const gcx_xbar *x, uint32_t src, uint32_t dst, uint64_t now);
+/* The cycle source port `src` is free again. */
+static inline uint64_t gcx_xbar_src_free(const gcx_xbar *x, uint32_t src) { return x->src_free[src]; }
+/* The earliest cycle a packet due at `due` can leave source `src` (a sender's next event). */
+static inline uint64_t gcx_xbar_departure(const gcx_xbar *x, uint32_t src, uint64_t due)
+{
+    return x->src_free[src] > due ? x->src_free[src] : due;
+}
 void gcx_xbar_send(gcx_xbar *x, uint32_t src, uint32_t dst, gcx_req *r, uint32_t bytes, uint64_t now);
 /* A control packet of `bytes` that carries no request: it occupies the two ports and counts its
  * flits like any packet; returns the cycle it arrives. */

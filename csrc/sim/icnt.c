@@ -2,7 +2,13 @@
  * packet at a time per port, first come first served) and then crosses a fixed latency. Each
  * destination has a bounded buffer of packets on their way or waiting to be taken; a full buffer
  * refuses new packets, which is how back-pressure reaches the senders. Arrivals at a destination
- * are in order, because its port serves one packet after another. */
+ * are in order, because its port serves one packet after another.
+ *
+ * A source sends its next packet only once its port is free: its backlog waits in the sender's
+ * own queue (an input FIFO, head-of-line blocking included). Were a busy source allowed to book
+ * its later packets, each would hold its destination's port at a future cycle, and other sources
+ * could not use that port meanwhile although it is idle; with many sources each running ahead,
+ * destination ports spend most of their time booked but idle. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,7 +43,10 @@ void gcx_xbar_free(gcx_xbar *x)
     memset(x, 0, sizeof *x);
 }
 
-int gcx_xbar_can_send(const gcx_xbar *x, uint32_t dst) { return !gcx_q_full(&x->dst_q[dst]); }
+int gcx_xbar_can_send(const gcx_xbar *x, uint32_t src, uint32_t dst, uint64_t now)
+{
+    return x->src_free[src] <= now && !gcx_q_full(&x->dst_q[dst]);
+}
 
 uint64_t gcx_xbar_charge(gcx_xbar *x, uint32_t src, uint32_t dst, uint32_t bytes, uint64_t now)
 {

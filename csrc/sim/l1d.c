@@ -40,7 +40,7 @@ int gcx_l1_init(gcx_gpu *g, gcx_sm *sm, gcx_error *err)
         return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for L1D MSHRs");
     l1->miss_q.cap = (uint32_t)c->l1d_miss_queue;
     l1->hit_q.cap = UINT32_MAX;
-    l1->cluster_out.cap = UINT32_MAX;
+    l1->cluster_out[0].cap = l1->cluster_out[1].cap = UINT32_MAX;
     l1->bank_free = calloc((size_t)c->l1d_banks, sizeof *l1->bank_free);
     if (!l1->bank_free)
         return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for L1D banks");
@@ -164,7 +164,7 @@ void gcx_l1_fetch_l2(gcx_gpu *g, uint32_t sm, gcx_req *f, uint64_t now)
 
 void gcx_cluster_send(gcx_gpu *g, uint32_t from, gcx_req *r, uint64_t when)
 {
-    gcx_q_insert_sorted(&g->sms[from].l1.cluster_out, r, when);
+    gcx_q_insert_sorted(&g->sms[from].l1.cluster_out[r->cluster >= GCX_CL_ANSWER], r, when);
 }
 
 /* Answer a load request this L1D served: to its own SM, or over the cluster network to the SM
@@ -632,11 +632,14 @@ static int cluster_cycle(gcx_gpu *g, gcx_sm *sm, uint64_t now)
         else
             progress = 1;
     }
-    while (gcx_q_ready(&l1->cluster_out, now)) {
-        gcx_req *r = gcx_q_pop(&l1->cluster_out);
-        int reply = r->cluster >= GCX_CL_ANSWER;
-        gcx_xbar_send(x, reply ? n + sm->id : sm->id, reply ? n + r->sm : r->home, r, cluster_bytes(r), now);
-        progress = 1;
+    for (int reply = 0; reply < 2; reply++) {
+        gcx_queue *out = &l1->cluster_out[reply];
+        uint32_t src = reply ? n + sm->id : sm->id;
+        if (gcx_q_ready(out, now) && gcx_xbar_src_free(x, src) <= now) {
+            gcx_req *r = gcx_q_pop(out);
+            gcx_xbar_send(x, src, reply ? n + r->sm : r->home, r, cluster_bytes(r), now);
+            progress = 1;
+        }
     }
     return progress;
 }
@@ -661,7 +664,7 @@ int gcx_l1_cycle(gcx_gpu *g, gcx_sm *sm)
     if (gcx_q_ready(&l1->miss_q, now)) {
         gcx_req *r = l1->miss_q.head;
         uint32_t p = gcx_l2_partition_of(g, r->addr);
-        if (gcx_xbar_can_send(&g->req_net, p)) {
+        if (gcx_xbar_can_send(&g->req_net, sm->id, p, now)) {
             gcx_q_pop(&l1->miss_q);
             uint32_t bytes = 8; /* header: address and command */
             if (r->type == GCX_REQ_WRITE || r->type == GCX_REQ_ATOMIC || r->type == GCX_REQ_WRITEBACK)
@@ -683,16 +686,25 @@ uint64_t gcx_l1_next_event(gcx_gpu *g, gcx_sm *sm)
         t = in->head->t_ready;
     if (l1->hit_q.head && l1->hit_q.head->t_ready < t)
         t = l1->hit_q.head->t_ready;
-    if (l1->miss_q.head && gcx_xbar_can_send(&g->req_net, gcx_l2_partition_of(g, l1->miss_q.head->addr)) &&
-        l1->miss_q.head->t_ready < t)
-        t = l1->miss_q.head->t_ready;
+    /* The miss queue's head leaves when due and the request port is free; a full buffer at the
+     * L2 waits for the L2 to take a request (an event of its own). */
+    if (l1->miss_q.head && !gcx_q_full(&g->req_net.dst_q[gcx_l2_partition_of(g, l1->miss_q.head->addr)])) {
+        uint64_t d = gcx_xbar_departure(&g->req_net, sm->id, l1->miss_q.head->t_ready);
+        if (d < t)
+            t = d;
+    }
     if (!g->tech[GCX_TECH_L1D_SHARING].ops->cluster_receive)
         return t;
-    /* Cluster network: replies and departures are always taken when due; a request the technique
-     * refused waits for an event of this L1D (a fill, the miss queue draining). */
+    /* Cluster network: replies are taken when due, departures leave when due and their port is
+     * free; a request the technique refused waits for an event of this L1D (a fill, the miss queue
+     * draining). */
     const gcx_queue *cl = g->cluster_net.dst_q;
-    if (l1->cluster_out.head && l1->cluster_out.head->t_ready < t)
-        t = l1->cluster_out.head->t_ready;
+    for (int reply = 0; reply < 2; reply++) {
+        const gcx_req *h = l1->cluster_out[reply].head;
+        uint64_t d = h ? gcx_xbar_departure(&g->cluster_net, reply ? g->cfg.sms + sm->id : sm->id, h->t_ready) : GCX_INF;
+        if (d < t)
+            t = d;
+    }
     if (cl[g->cfg.sms + sm->id].head && cl[g->cfg.sms + sm->id].head->t_ready < t)
         t = cl[g->cfg.sms + sm->id].head->t_ready;
     if (cl[sm->id].head && cl[sm->id].head->t_ready > g->now && cl[sm->id].head->t_ready < t)

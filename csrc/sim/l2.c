@@ -420,7 +420,7 @@ int gcx_l2_cycle(gcx_gpu *g, uint32_t p)
     }
     if (gcx_q_ready(&l2->reply_q, now)) {
         gcx_req *r = l2->reply_q.head;
-        if (gcx_xbar_can_send(&g->reply_net, r->sm)) {
+        if (gcx_xbar_can_send(&g->reply_net, p, r->sm, now)) {
             gcx_q_pop(&l2->reply_q);
             l2->in_flight--;
             gcx_xbar_send(&g->reply_net, p, r->sm, r, reply_bytes(r), now);
@@ -449,9 +449,14 @@ uint64_t gcx_l2_next_event(gcx_gpu *g, uint32_t p)
     uint64_t t = GCX_INF, now = g->now;
     if (l2->fill_q.head)
         t = l2->fill_q.head->t_ready;
-    if (l2->reply_q.head && l2->reply_q.head->t_ready < t &&
-        (l2->reply_q.head->t_ready > now || gcx_xbar_can_send(&g->reply_net, l2->reply_q.head->sm)))
-        t = l2->reply_q.head->t_ready;
+    /* The head reply leaves when due and the reply port is free; a full buffer at the SM waits for
+     * the SM to take a reply (an event of its own). */
+    const gcx_req *h = l2->reply_q.head;
+    if (h && (h->t_ready > now || !gcx_q_full(&g->reply_net.dst_q[h->sm]))) {
+        uint64_t d = gcx_xbar_departure(&g->reply_net, p, h->t_ready);
+        if (d < t)
+            t = d;
+    }
     const gcx_queue *in = &g->req_net.dst_q[p];
     if (in->head && in->head->t_ready > now && in->head->t_ready < t)
         t = in->head->t_ready;
