@@ -479,8 +479,6 @@ void gcx_xbar_free(gcx_xbar *x);
 /* A source may put a packet on the crossbar when its port is free (it has finished sending the
  * previous one) and the destination's buffer has room. */
 int gcx_xbar_can_send(const gcx_xbar *x, uint32_t src, uint32_t dst, uint64_t now);
-/* The cycle source port `src` is free again. */
-static inline uint64_t gcx_xbar_src_free(const gcx_xbar *x, uint32_t src) { return x->src_free[src]; }
 /* The earliest cycle a packet due at `due` can leave source `src` (a sender's next event). */
 static inline uint64_t gcx_xbar_departure(const gcx_xbar *x, uint32_t src, uint64_t due)
 {

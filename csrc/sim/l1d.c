@@ -634,10 +634,13 @@ static int cluster_cycle(gcx_gpu *g, gcx_sm *sm, uint64_t now)
     }
     for (int reply = 0; reply < 2; reply++) {
         gcx_queue *out = &l1->cluster_out[reply];
+        if (!gcx_q_ready(out, now))
+            continue;
         uint32_t src = reply ? n + sm->id : sm->id;
-        if (gcx_q_ready(out, now) && gcx_xbar_src_free(x, src) <= now) {
+        uint32_t dst = reply ? n + out->head->sm : out->head->home;
+        if (gcx_xbar_can_send(x, src, dst, now)) {
             gcx_req *r = gcx_q_pop(out);
-            gcx_xbar_send(x, src, reply ? n + r->sm : r->home, r, cluster_bytes(r), now);
+            gcx_xbar_send(x, src, dst, r, cluster_bytes(r), now);
             progress = 1;
         }
     }
