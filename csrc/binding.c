@@ -289,8 +289,10 @@ static PyObject *py_cache_run(PyObject *self, PyObject *args, PyObject *kwargs)
         index_fn = GCX_INDEX_MOD;
     else if (strcmp(index, "xor") == 0)
         index_fn = GCX_INDEX_XOR;
+    else if (strcmp(index, "fermi") == 0)
+        index_fn = GCX_INDEX_FERMI;
     else
-        return PyErr_Format(PyExc_ValueError, "index must be 'mod' or 'xor', got '%s'", index);
+        return PyErr_Format(PyExc_ValueError, "index must be 'mod', 'xor' or 'fermi', got '%s'", index);
 
     gcx_cache_config cfg = {
         .sets = (uint32_t)sets,

@@ -25,6 +25,9 @@ class Preset:
 # GPGPU-Sim's Fermi GTX 480: 15 SMs at 1.4 GHz, 1536 threads / 8 CTAs / 48 warps / 32768 registers /
 # 48 KB shared memory per SM, 16 KB 4-way 128 B L1D with 32 MSHRs, 768 KB L2 in 12 sub-partitions of
 # 64 KB (8-way) behind 6 GDDR5 channels (177 GB/s, about 21 bytes per core cycle per channel).
+# GPGPU-Sim 3.2.2's GTX480 config hashes the L1D set index (-gpgpu_cache:dl1 32:128:4,L:L:m:N:H), which
+# the presets of the papers run on 3.2 use ("l1d.index": "fermi"); gtx480 itself keeps the modulo index
+# so that any L1D geometry can be swept, and 3.1.1 (atoofian) predates the hash.
 _FERMI = {
     "core.sms": 15, "core.max_threads": 1536, "core.max_ctas": 8, "core.max_warps": 48,
     "core.registers": 32768, "core.shmem_bytes": 49152, "core.schedulers": 2, "core.scheduler": "gto",
@@ -42,18 +45,19 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset("loscache", "LoSCache's baseline: 15 SMs (GTO), 16 KB 4-way L1D, 768 KB 16-way L2 in 6 banks of 128 KB, "
                        "6 channels with 16-entry FR-FCFS queues",
            "Tan et al., LoSCache, Section V", {
-               **_FERMI, "core.scheduler": "gto", "l2.partitions": 6, "l2.ways": 16,
+               **_FERMI, "core.scheduler": "gto", "l2.partitions": 6, "l2.ways": 16, "l1d.index": "fermi",
                "dram.channels": 6, "dram.queue": 16, "dram.model": "frfcfs"}),
     Preset("admL1D", "AdmL1D's Table 1: 15 cores, 1024 threads / 48 warps / 32768 registers per core, 16 KB "
                      "32-set 4-way L1D with 32 MSHRs, 768 KB L2 in 6 banks, LRR scheduling",
            "Do, Kim, Kim, AdmL1D, Table 1 (the table's 64 sets x 8 ways per bank would give 384 KB; the stated "
            "128 KB per bank is kept with 128 sets)", {
                **_FERMI, "core.max_threads": 1024, "core.max_warps": 48, "core.scheduler": "lrr",
-               "l1d.mshr_entries": 32, "l2.partitions": 6, "l2.ways": 8}),
+               "l1d.index": "fermi", "l1d.mshr_entries": 32, "l2.partitions": 6, "l2.ways": 8}),
     Preset("atoofian", "Atoofian and Manzak's Table 2: 16 SMs with a two-level scheduler, 16 KB 4-way L1D, "
                        "768 KB 16-way L2 in 6 banks of 128 KB, 6 FR-FCFS memory controllers",
            "Atoofian and Manzak, Power-Aware L1 and L2 Caches for GPGPUs, Table 2, on GPGPU-Sim 3.1.1's GTX 480 "
-           "(6 memory partitions, each with one L2 bank: 768 KB / 6 = 128 KB, 64 sets x 16 ways x 128 B)", {
+           "(6 memory partitions, each with one L2 bank: 768 KB / 6 = 128 KB, 64 sets x 16 ways x 128 B; 3.1.1 "
+           "predates the Fermi L1D set-index hash, so the L1D index is the plain modulo)", {
                **_FERMI, "core.sms": 16, "core.scheduler": "two_level", "core.two_level_active": 8,
                "l2.partitions": 6, "l2.ways": 16, "dram.channels": 6}),
     Preset("ata", "ATA-Cache's Table II: 30 Volta-class SMs in 3 clusters of 10, 4 GTO schedulers, 64 KB 64-way "
@@ -75,7 +79,7 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
                "dram.queue": 64, "dram.model": "frfcfs"}),
     Preset("gtx1080", "The GTX 1080-like configuration of the Accel-Sim log in the shared traces: 20 SMs, 48 KB "
                       "6-way L1D that global loads skip, 2 MB L2 in 16 sub-partitions, 8 channels",
-           "../shared/traces/vectoradd-100-32-trace/accelsim_log.txt (-gpgpu_cache:dl1 N:64:128:6, "
+           "../shared/traces/vectoradd-100-32-trace/accelsim_log.txt (-gpgpu_cache:dl1 N:64:128:6,L:L:m:N:H, "
            "-gpgpu_cache:dl2 N:64:128:16, -gpgpu_n_mem 8 x 2 sub-partitions, -gpgpu_gmem_skip_L1D 1, "
            "-gpgpu_l2_rop_latency 120, -dram_latency 100, trace-mode latencies int 2, sp 2, dp 64, sfu 21)", {
                "core.sms": 20, "core.max_threads": 2048, "core.max_ctas": 32, "core.max_warps": 64,
@@ -86,6 +90,7 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
                "core.tensor_interval": 32, "core.smem_latency": 3,
                "l1d.size_kb": 48.0, "l1d.ways": 6, "l1d.line_bytes": 128, "l1d.mshr_entries": 128,
                "l1d.mshr_merge": 8, "l1d.miss_queue": 8, "l1d.hit_latency": 1, "l1d.cache_global": False,
+               "l1d.index": "fermi",
                "l2.size_kb": 2048.0, "l2.partitions": 16, "l2.ways": 16, "l2.line_bytes": 128, "l2.latency": 120,
                "l2.mshr_entries": 1024, "l2.mshr_merge": 1024, "l2.queue": 64,
                "icnt.flit_bytes": 32, "icnt.buffer": 64, "dram.channels": 8, "dram.latency": 100,

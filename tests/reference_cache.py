@@ -18,6 +18,14 @@ class ReferenceCache:
                           sector_misses=0, fills=0, evictions=0, writebacks=0, write_throughs=0)
 
     def set_of(self, line: int) -> int:
+        if self.index == "fermi":
+            # GPGPU-Sim's FERMI_HASH_SET_FUNCTION, bit by bit on the byte address.
+            assert self.sets in (32, 64)
+            address = line * self.line_bytes
+            bit = lambda k: (address >> k) & 1
+            upper = bit(13) | bit(14) << 1 | bit(15) << 2 | bit(17) << 3 | bit(19) << 4
+            index = (line % 32) ^ upper
+            return index | bit(12) << 5 if self.sets == 64 else index
         if self.index == "xor":
             k = (self.sets - 1).bit_length() if self.sets > 1 else 1
             k = max(k, 1)

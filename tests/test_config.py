@@ -27,6 +27,9 @@ def test_every_paper_preset_exists_and_builds():
     ("ata", "l2.size_kb", 3072.0), ("ata", "l1d.cluster_size", 10), ("ata", "core.schedulers", 4),
     ("gtx1080", "core.sms", 20), ("gtx1080", "l1d.ways", 6), ("gtx1080", "l1d.cache_global", False),
     ("gtx1080", "l2.partitions", 16),
+    # GPGPU-Sim 3.2's Fermi L1D hash where the paper (or the log) ran it; gtx480 stays freely sweepable.
+    ("loscache", "l1d.index", "fermi"), ("admL1D", "l1d.index", "fermi"), ("gtx1080", "l1d.index", "fermi"),
+    ("gtx480", "l1d.index", "mod"), ("atoofian", "l1d.index", "mod"), ("ata", "l1d.index", "mod"),
 ])
 def test_presets_follow_their_sources(name, key, value):
     assert presets.get(name)[key] == value
@@ -83,6 +86,9 @@ def test_short_names_resolve_to_the_unique_full_key():
     ({"l1d.ways": 128}, ValueError, r"l1d\.ways must be between 1 and 64"),
     ({"l1d.size_kb": 0.25, "l1d.ways": 4}, ValueError, r"l1d\.size_kb = 0\.25 holds 2 lines of 128 bytes, fewer than l1d\.ways = 4"),
     ({"l1d.size_kb": 10.1}, ValueError, r"l1d\.size_kb = 10\.1 is not a whole number of sets"),
+    ({"l1d.index": "fermi", "l1d.size_kb": 8.0}, ValueError,
+     r"l1d\.index = 'fermi' \(GPGPU-Sim's Fermi hash\) needs 32 or 64 L1D sets; l1d\.size_kb = 8 with 4 ways of "
+     r"128 bytes gives 16"),
     ({"core.scheduler": "fifo"}, ValueError, r"core\.scheduler must be one of lrr, gto, two_level, got 'fifo'"),
     ({"core.alu_latency": -1}, ValueError, r"core\.alu_latency must be between 0 and"),
     ({"l2.latency": 1.5}, ValueError, r"l2\.latency must be an integer, got 1\.5"),

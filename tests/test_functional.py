@@ -20,7 +20,8 @@ def lines(*ids, line_bytes=64):
 
 @st.composite
 def workloads(draw):
-    sets = draw(st.one_of(st.integers(1, 16), st.integers(1, 4096), st.sampled_from([3, 5, 24, 96, 384, 1000, 4096])))
+    sets = draw(st.one_of(st.integers(1, 16), st.integers(1, 4096),
+                          st.sampled_from([3, 5, 24, 32, 64, 96, 384, 1000, 4096])))
     ways = draw(st.one_of(st.integers(1, 8), st.integers(1, 64)))
     line_bytes = draw(st.sampled_from([32, 64, 128, 256]))
     n = draw(st.integers(1, 1500))
@@ -39,7 +40,7 @@ def workloads(draw):
     addresses = np.ascontiguousarray(line * np.uint64(line_bytes) + offset)
     writes = rng.random(n) < draw(st.sampled_from([0.0, 0.3, 0.7]))
     options = dict(write_back=draw(st.booleans()), write_allocate=draw(st.booleans()),
-                   index=draw(st.sampled_from(["mod", "mod", "xor"])))
+                   index=draw(st.sampled_from(["mod", "mod", "xor"] + (["fermi"] * 2 if sets in (32, 64) else []))))
     return sets, ways, line_bytes, addresses, writes, options
 
 
@@ -140,6 +141,23 @@ def test_sectors_and_hashed_index():
     assert mod["hits"] == 0 and xor["hits"] == 64
 
 
+def test_fermi_index_spreads_a_4kb_row_pitch_as_gpgpu_sim_does():
+    # 32 rows of a 4 KB-pitch matrix, read twice, in GPGPU-Sim's Fermi L1D (32 sets x 4 ways):
+    # modulo puts every row in set 0; the Fermi hash puts row i in set (i >> 1) & 7 (address bits
+    # 13-15 are row bits 1-3), four rows a set, so the second pass hits on all 32.
+    rows = np.arange(32, dtype=np.uint64) * np.uint64(4096)
+    trace = np.concatenate([rows, rows])
+    mod = gpucachex.cache_run(trace, sets=32, ways=4, line_bytes=128, index="mod")
+    fermi = gpucachex.cache_run(trace, sets=32, ways=4, line_bytes=128, index="fermi")
+    assert mod["hits"] == 0 and fermi["hits"] == 32
+    # With 64 sets address bit 12 (row bit 0) is the sixth index bit: of rows 0-23 only rows i and
+    # i + 16 share a set, so two ways hold all 24.
+    three = np.concatenate([rows[:24], rows[:24]])
+    assert gpucachex.cache_run(three, sets=64, ways=2, line_bytes=128, index="fermi")["hits"] == 24
+    with pytest.raises(ValueError, match="fermi set index needs 32 or 64 sets, got 16"):
+        gpucachex.cache_run(trace, sets=16, ways=4, line_bytes=128, index="fermi")
+
+
 def test_policies_are_listed_with_parameters():
     names = {p["name"]: p for p in gpucachex.policies()}
     assert {"lru", "fifo", "random", "srrip"} <= set(names)
@@ -175,7 +193,7 @@ GOOD = np.arange(16, dtype=np.uint64) * np.uint64(64)
     (dict(policy="srrip", rrpv_bits=9), ValueError, "rrpv_bits must be between 1 and 8, got 9"),
     (dict(policy="srrip", rrpv_bits="two"), TypeError, "rrpv_bits of policy 'srrip' must be a number"),
     (dict(sector_bytes=48), ValueError, "sector_bytes must be a power of two"),
-    (dict(index="crc"), ValueError, "index must be 'mod' or 'xor', got 'crc'"),
+    (dict(index="crc"), ValueError, "index must be 'mod', 'xor' or 'fermi', got 'crc'"),
     (dict(write_policy="write_around"), ValueError, "write_policy must be 'write_back' or 'write_through'"),
 ])
 def test_bad_geometry_and_options(kwargs, error, match):

@@ -391,3 +391,17 @@ def test_bad_workload_and_seed():
         simulate(BASE, "no-such-workload-or-file")
     with pytest.raises(TypeError, match="config must be a Config or a preset name"):
         simulate(42, one_warp([alu(dst=(1,))]))
+
+
+def test_the_fermi_index_spreads_a_4kb_row_pitch_in_the_l1d():
+    # One warp reads 32 rows of a 4 KB-pitch matrix, a row a lane (atax's uncoalesced row walk), then
+    # the same rows again. In the 16 KB 4-way L1D (32 sets) the modulo index puts all 32 lines in
+    # one set, so the second load finds at most the last four; GPGPU-Sim's Fermi hash puts four rows
+    # in each of eight sets, and the second load hits on every line.
+    rows = [0x100000 + 4096 * i for i in range(32)]
+    trace = one_warp([ld(1, rows), ld(2, rows, src=(1,))])
+    mod = run(trace, BASE.replace(**{"l1d.index": "mod"}))
+    fermi = run(trace, BASE.replace(**{"l1d.index": "fermi"}))
+    assert mod["l1d_accesses"] == fermi["l1d_accesses"] == 64
+    assert mod["l1d_hits"] <= 4 and mod["l1d_fails_line_alloc"] > 0
+    assert fermi["l1d_hits"] == 32 and fermi["l1d_fails_line_alloc"] == 0

@@ -28,8 +28,10 @@ int gcx_cache_check_config(const gcx_cache_config *cfg, gcx_error *err)
     if ((uint64_t)cfg->sets * cfg->ways > (1u << 28))
         return gcx_fail(err, GCX_ERR_VALUE, "sets x ways = %llu lines is more than the 2^28 supported",
                         (unsigned long long)cfg->sets * cfg->ways);
-    if (cfg->index_fn != GCX_INDEX_MOD && cfg->index_fn != GCX_INDEX_XOR)
+    if (cfg->index_fn != GCX_INDEX_MOD && cfg->index_fn != GCX_INDEX_XOR && cfg->index_fn != GCX_INDEX_FERMI)
         return gcx_fail(err, GCX_ERR_VALUE, "unknown set index function %d", cfg->index_fn);
+    if (cfg->index_fn == GCX_INDEX_FERMI && cfg->sets != 32 && cfg->sets != 64)
+        return gcx_fail(err, GCX_ERR_VALUE, "the fermi set index needs 32 or 64 sets, got %u", cfg->sets);
     if (!cfg->policy)
         return gcx_fail(err, GCX_ERR_VALUE, "no replacement policy given");
     for (int i = 0; i < cfg->policy->n_params; i++) {

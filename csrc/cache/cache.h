@@ -18,6 +18,7 @@
 enum gcx_index_fn {
     GCX_INDEX_MOD = 0, /* set = line address mod sets */
     GCX_INDEX_XOR = 1, /* set = (line ^ line >> k ^ line >> 2k) mod sets, k = ceil(log2 sets) */
+    GCX_INDEX_FERMI = 2, /* GPGPU-Sim's Fermi L1D hash (32 or 64 sets), see gcx_cache_set_of */
 };
 
 /* Power state of a line's data array (the line-state layer; tags are always powered). */
@@ -187,6 +188,18 @@ static inline uint64_t gcx_fastmod_u64(uint64_t a, unsigned __int128 magic, uint
 static inline uint32_t gcx_cache_set_of(const gcx_cache *c, uint64_t line_addr)
 {
     uint64_t h = line_addr;
+    if (c->cfg.index_fn == GCX_INDEX_FERMI) {
+        /* The set index GPGPU-Sim's Fermi configurations give the L1D (dl1 option "H", from
+         * Nugteren et al., HPCA 2014): the low five bits of the line address XORed with byte-address
+         * bits 13, 14, 15, 17 and 19; with 64 sets, byte-address bit 12 is the sixth bit. It
+         * spreads the power-of-two row pitches that a plain modulo index puts in one set. */
+        uint64_t a = line_addr << c->line_shift;
+        uint32_t upper = (uint32_t)(((a >> 13) & 0x7) | ((a >> 14) & 0x8) | ((a >> 15) & 0x10));
+        uint32_t set = ((uint32_t)line_addr & 0x1F) ^ upper;
+        if (c->cfg.sets == 64)
+            set |= (uint32_t)((a >> 7) & 0x20);
+        return set;
+    }
     if (c->cfg.index_fn == GCX_INDEX_XOR)
         h ^= (h >> c->xor_shift) ^ (h >> (2 * c->xor_shift));
     if (c->sets_pow2)

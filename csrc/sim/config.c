@@ -57,7 +57,8 @@ const gcx_key gcx_core_keys[] = {
     K_INT("l1d.ways", l1d_ways, 4, 1, 64, "L1D associativity"),
     K_INT("l1d.line_bytes", l1d_line_bytes, 128, 32, 256, "L1D line size"),
     K_INT("l1d.sector_bytes", l1d_sector_bytes, 0, 0, 256, "L1D sector size (0: not sectored)"),
-    K_CHOICE("l1d.index", l1d_index, GCX_INDEX_CHOICE_MOD, "mod,xor", "L1D set index: line mod sets, or xor-hashed"),
+    K_CHOICE("l1d.index", l1d_index, GCX_INDEX_CHOICE_MOD, "mod,xor,fermi",
+             "L1D set index: line mod sets, xor-hashed, or GPGPU-Sim's Fermi hash (32 or 64 sets)"),
     K_POLICY("l1d.policy", l1d_policy, "L1D replacement policy"),
     K_INT("l1d.mshr_entries", l1d_mshr_entries, 32, 1, 4096, "L1D miss status holding registers"),
     K_INT("l1d.mshr_merge", l1d_mshr_merge, 8, 1, 1024, "requests one L1D MSHR entry can hold (merged misses)"),
@@ -368,8 +369,14 @@ int gcx_config_check(const gcx_gpu_config *c, gcx_error *err)
         return gcx_fail(err, GCX_ERR_VALUE, "l2.line_bytes must be a power of two, got %lld", (long long)c->l2_line_bytes);
     if (!gcx_is_pow2((uint64_t)c->l1i_line_bytes))
         return gcx_fail(err, GCX_ERR_VALUE, "l1i.line_bytes must be a power of two, got %lld", (long long)c->l1i_line_bytes);
-    if (!sets_of("l1d", c->l1d_size_kb, c->l1d_ways, c->l1d_line_bytes, 1, err))
+    int64_t l1d_sets = sets_of("l1d", c->l1d_size_kb, c->l1d_ways, c->l1d_line_bytes, 1, err);
+    if (!l1d_sets)
         return GCX_ERR_VALUE;
+    if (c->l1d_index == GCX_INDEX_CHOICE_FERMI && l1d_sets != 32 && l1d_sets != 64)
+        return gcx_fail(err, GCX_ERR_VALUE,
+                        "l1d.index = 'fermi' (GPGPU-Sim's Fermi hash) needs 32 or 64 L1D sets; l1d.size_kb = %g with "
+                        "%lld ways of %lld bytes gives %lld (set l1d.index to 'mod' or 'xor' for this geometry)",
+                        c->l1d_size_kb, (long long)c->l1d_ways, (long long)c->l1d_line_bytes, (long long)l1d_sets);
     if (c->l1i_size_kb > 0 && !sets_of("l1i", c->l1i_size_kb, c->l1i_ways, c->l1i_line_bytes, 1, err))
         return GCX_ERR_VALUE;
     if (!sets_of("l2", c->l2_size_kb, c->l2_ways, c->l2_line_bytes, c->l2_partitions, err))

@@ -21,7 +21,7 @@ enum gcx_key_type {
 
 enum gcx_scheduler { GCX_SCHED_LRR = 0, GCX_SCHED_GTO = 1, GCX_SCHED_TWO_LEVEL = 2 };
 enum gcx_dram_model { GCX_DRAM_SIMPLE = 0, GCX_DRAM_FRFCFS = 1 };
-enum gcx_index_choice { GCX_INDEX_CHOICE_MOD = 0, GCX_INDEX_CHOICE_XOR = 1 };
+enum gcx_index_choice { GCX_INDEX_CHOICE_MOD = 0, GCX_INDEX_CHOICE_XOR = 1, GCX_INDEX_CHOICE_FERMI = 2 };
 enum gcx_allocate { GCX_ALLOC_ON_MISS = 0, GCX_ALLOC_ON_FILL = 1 };
 
 /* Per-class execution: latency (cycles until the result can be used) and initiation interval

@@ -25,7 +25,9 @@ int gcx_l1_init(gcx_gpu *g, gcx_sm *sm, gcx_error *err)
         .ways = (uint32_t)c->l1d_ways,
         .line_bytes = (uint32_t)c->l1d_line_bytes,
         .sector_bytes = (uint32_t)c->l1d_sector_bytes,
-        .index_fn = c->l1d_index == GCX_INDEX_CHOICE_XOR ? GCX_INDEX_XOR : GCX_INDEX_MOD,
+        .index_fn = c->l1d_index == GCX_INDEX_CHOICE_XOR     ? GCX_INDEX_XOR
+                    : c->l1d_index == GCX_INDEX_CHOICE_FERMI ? GCX_INDEX_FERMI
+                                                             : GCX_INDEX_MOD,
         .write_back = 1,
         .write_allocate = 0,
         .policy = gcx_policies[c->l1d_policy],
