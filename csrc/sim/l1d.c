@@ -198,18 +198,8 @@ static int bypass_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 
 static int read_hit(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint32_t line, uint64_t now)
 {
-    gcx_l1 *l1 = &sm->l1;
-    gcx_tcache *tc = &l1->tc;
-    gcx_tech *pw = tc->power;
-    uint64_t extra = 0;
-    if (pw->ops && pw->ops->line_access)
-        extra = pw->ops->line_access(pw, tc, line, r, now);
-    extra += bank_wait(g, l1, r->addr, now);
-    gcx_tcache_note_access(tc, line, r, now, 0);
-    gcx_tcache_count_access(tc, 0, 1);
-    if (pw->ops && pw->ops->line_after_access)
-        pw->ops->line_after_access(pw, tc, line, r, now);
-    gcx_q_insert_sorted(&l1->hit_q, r, now + (uint64_t)g->cfg.l1d_hit_latency + extra);
+    gcx_tcache_count_access(&sm->l1.tc, 0, 1);
+    gcx_q_insert_sorted(&sm->l1.hit_q, r, gcx_l1_data_read(g, sm->id, line, r, now));
     return GCX_FAIL_NONE;
 }
 
