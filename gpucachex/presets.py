@@ -48,11 +48,12 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
                **_FERMI, "core.scheduler": "gto", "l2.partitions": 6, "l2.ways": 16, "l1d.index": "fermi",
                "dram.channels": 6, "dram.queue": 16, "dram.model": "frfcfs"}),
     Preset("admL1D", "AdmL1D's Table 1: 15 cores, 1024 threads / 48 warps / 32768 registers per core, 16 KB "
-                     "32-set 4-way L1D with 32 MSHRs, 768 KB L2 in 6 banks, LRR scheduling",
-           "Do, Kim, Kim, AdmL1D, Table 1 (the table's 64 sets x 8 ways per bank would give 384 KB; the stated "
-           "128 KB per bank is kept with 128 sets)", {
+                     "32-set 4-way L1D with 32 MSHRs, 768 KB L2 in 6 banks of 128 KB, LRR scheduling",
+           "Do, Kim, Kim, AdmL1D, Table 1, on GPGPU-Sim 3.2's GTX 480 (configs/3.x-cfgs/GTX480: 6 memory "
+           "partitions of 2 sub-partitions, each an L2 slice of 64 sets x 8 ways x 128 B = 64 KB and its own "
+           "crossbar port; the table's 64 sets / 8 ways per slice and 128 KB per bank are that configuration)", {
                **_FERMI, "core.max_threads": 1024, "core.max_warps": 48, "core.scheduler": "lrr",
-               "l1d.index": "fermi", "l1d.mshr_entries": 32, "l2.partitions": 6, "l2.ways": 8}),
+               "l1d.index": "fermi", "l1d.mshr_entries": 32}),
     Preset("atoofian", "Atoofian and Manzak's Table 2: 16 SMs with a two-level scheduler, 16 KB 4-way L1D, "
                        "768 KB 16-way L2 in 6 banks of 128 KB, 6 FR-FCFS memory controllers",
            "Atoofian and Manzak, Power-Aware L1 and L2 Caches for GPGPUs, Table 2, on GPGPU-Sim 3.1.1's GTX 480 "

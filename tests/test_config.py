@@ -22,6 +22,8 @@ def test_every_paper_preset_exists_and_builds():
     ("gtx480", "l2.size_kb", 768.0), ("gtx480", "dram.channels", 6),
     ("loscache", "l2.ways", 16), ("loscache", "l2.partitions", 6), ("loscache", "core.scheduler", "gto"),
     ("admL1D", "core.scheduler", "lrr"), ("admL1D", "l1d.mshr_entries", 32), ("admL1D", "core.max_threads", 1024),
+    # AdmL1D's Table 1 "64-sets/8-ways/6-banks, 128KB/bank": GPGPU-Sim 3.2's two 64 KB slices per bank.
+    ("admL1D", "l2.partitions", 12), ("admL1D", "l2.ways", 8), ("admL1D", "dram.channels", 6),
     ("atoofian", "core.sms", 16), ("atoofian", "core.scheduler", "two_level"),
     ("ata", "core.sms", 30), ("ata", "l1d.size_kb", 64.0), ("ata", "l1d.ways", 64), ("ata", "l1d.sector_bytes", 32),
     ("ata", "l2.size_kb", 3072.0), ("ata", "l1d.cluster_size", 10), ("ata", "core.schedulers", 4),
@@ -40,6 +42,7 @@ def test_geometry_derived_from_size():
     assert cfg.l1d_sets == 32 and cfg.l1d_lines == 128
     assert presets.get("gtx1080").l1d_sets == 64
     assert presets.get("ata").l1d_sets == 8
+    assert presets.get("admL1D").l2_sets_per_partition == 64
 
 
 def test_replace_with_dotted_keys_and_immutability():
