@@ -25,6 +25,8 @@ class Preset:
 # GPGPU-Sim's Fermi GTX 480: 15 SMs at 1.4 GHz, 1536 threads / 8 CTAs / 48 warps / 32768 registers /
 # 48 KB shared memory per SM, 16 KB 4-way 128 B L1D with 32 MSHRs, 768 KB L2 in 12 sub-partitions of
 # 64 KB (8-way) behind 6 GDDR5 channels (177 GB/s, about 21 bytes per core cycle per channel).
+# Every GPGPU-Sim 3.x GTX480 config gives the L2 32 MSHR entries of 4 merged requests
+# (-gpgpu_cache:dl2 ...,A:32:4,4), against the L1D's 32 entries of 8 (-gpgpu_cache:dl1 ...,A:32:8,8).
 # GPGPU-Sim 3.2.2's GTX480 config hashes the L1D set index (-gpgpu_cache:dl1 32:128:4,L:L:m:N:H), which
 # the presets of the papers run on 3.2 use ("l1d.index": "fermi"); gtx480 itself keeps the modulo index
 # so that any L1D geometry can be swept, and 3.1.1 (atoofian) predates the hash.
@@ -35,7 +37,7 @@ _FERMI = {
     "l1d.size_kb": 16.0, "l1d.ways": 4, "l1d.line_bytes": 128, "l1d.mshr_entries": 32, "l1d.mshr_merge": 8,
     "l1d.miss_queue": 8, "l1d.hit_latency": 20,
     "l2.size_kb": 768.0, "l2.partitions": 12, "l2.ways": 8, "l2.line_bytes": 128, "l2.latency": 120,
-    "l2.mshr_entries": 32, "dram.channels": 6, "dram.bytes_per_cycle": 21.0, "dram.latency": 100,
+    "l2.mshr_entries": 32, "l2.mshr_merge": 4, "dram.channels": 6, "dram.bytes_per_cycle": 21.0, "dram.latency": 100,
     "dram.queue": 16, "dram.model": "frfcfs",
 }
 

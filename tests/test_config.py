@@ -25,6 +25,9 @@ def test_every_paper_preset_exists_and_builds():
     # AdmL1D's Table 1 "64-sets/8-ways/6-banks, 128KB/bank": GPGPU-Sim 3.2's two 64 KB slices per bank.
     ("admL1D", "l2.partitions", 12), ("admL1D", "l2.ways", 8), ("admL1D", "dram.channels", 6),
     ("atoofian", "core.sms", 16), ("atoofian", "core.scheduler", "two_level"),
+    # GPGPU-Sim 3.x's GTX480 L2 MSHR: -gpgpu_cache:dl2 ...,A:32:4,4 (32 entries, 4 requests each).
+    ("gtx480", "l2.mshr_merge", 4), ("loscache", "l2.mshr_merge", 4), ("admL1D", "l2.mshr_merge", 4),
+    ("atoofian", "l2.mshr_merge", 4), ("gtx480", "l2.mshr_entries", 32), ("gtx480", "l1d.mshr_merge", 8),
     ("ata", "core.sms", 30), ("ata", "l1d.size_kb", 64.0), ("ata", "l1d.ways", 64), ("ata", "l1d.sector_bytes", 32),
     ("ata", "l2.size_kb", 3072.0), ("ata", "l1d.cluster_size", 10), ("ata", "core.schedulers", 4),
     ("gtx1080", "core.sms", 20), ("gtx1080", "l1d.ways", 6), ("gtx1080", "l1d.cache_global", False),

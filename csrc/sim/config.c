@@ -91,7 +91,7 @@ const gcx_key gcx_core_keys[] = {
     K_POLICY("l2.policy", l2_policy, "L2 replacement policy"),
     K_INT("l2.interleave_bytes", l2_interleave_bytes, 256, 32, 1 << 20, "address interleaving granularity across partitions"),
     K_INT("l2.mshr_entries", l2_mshr_entries, 32, 1, 65536, "MSHR entries per L2 partition"),
-    K_INT("l2.mshr_merge", l2_mshr_merge, 8, 1, 65536, "requests one L2 MSHR entry can hold"),
+    K_INT("l2.mshr_merge", l2_mshr_merge, 4, 1, 65536, "requests one L2 MSHR entry can hold"),
     K_INT("l2.latency", l2_latency, 100, 0, 100000, "cycles from a partition accepting a request to its hit response"),
     K_INT("l2.queue", l2_queue, 64, 1, 1 << 20, "answers a partition holds beyond its latency pipeline, waiting for the crossbar"),
     K_TECH("l2.power", l2_power, "l2.power", "line power technique of the L2"),
