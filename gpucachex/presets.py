@@ -22,9 +22,15 @@ class Preset:
     overrides: dict[str, Any] = field(default_factory=dict)
 
 
-# GPGPU-Sim's Fermi GTX 480: 15 SMs at 1.4 GHz, 1536 threads / 8 CTAs / 48 warps / 32768 registers /
+# GPGPU-Sim's Fermi GTX 480: 15 SMs, 1536 threads / 8 CTAs / 48 warps / 32768 registers /
 # 48 KB shared memory per SM, 16 KB 4-way 128 B L1D with 32 MSHRs, 768 KB L2 in 12 sub-partitions of
-# 64 KB (8-way) behind 6 GDDR5 channels (177 GB/s, about 21 bytes per core cycle per channel).
+# 64 KB (8-way) behind 6 GDDR5 channels.
+# Clocks (-gpgpu_clock_domains 700:700:700:924): GPGPU-Sim runs the SM, crossbar and L2 at 700 MHz, half
+# the 1.4 GHz shader clock, because a 32-thread warp takes two shader cycles on Fermi's 16-wide SIMD
+# groups: each of the two schedulers issues one warp instruction a 700 MHz cycle, and every latency of
+# the config (-rop_latency 120, -dram_latency 100) counts those cycles. A channel moves 32 B per 924 MHz
+# DRAM command cycle (2 chips x 4 B, QDR), 42.2 B per core cycle (177 GB/s in all); the GDDR5 timings
+# CL = RCD = RP = 12 DRAM cycles are 9 core cycles.
 # Every GPGPU-Sim 3.x GTX480 config gives the L2 32 MSHR entries of 4 merged requests
 # (-gpgpu_cache:dl2 ...,A:32:4,4), against the L1D's 32 entries of 8 (-gpgpu_cache:dl1 ...,A:32:8,8).
 # GPGPU-Sim 3.2.2's GTX480 config hashes the L1D set index (-gpgpu_cache:dl1 32:128:4,L:L:m:N:H), which
@@ -33,12 +39,12 @@ class Preset:
 _FERMI = {
     "core.sms": 15, "core.max_threads": 1536, "core.max_ctas": 8, "core.max_warps": 48,
     "core.registers": 32768, "core.shmem_bytes": 49152, "core.schedulers": 2, "core.scheduler": "gto",
-    "core.clock_mhz": 1400.0,
+    "core.clock_mhz": 700.0,
     "l1d.size_kb": 16.0, "l1d.ways": 4, "l1d.line_bytes": 128, "l1d.mshr_entries": 32, "l1d.mshr_merge": 8,
     "l1d.miss_queue": 8, "l1d.hit_latency": 20,
     "l2.size_kb": 768.0, "l2.partitions": 12, "l2.ways": 8, "l2.line_bytes": 128, "l2.latency": 120,
-    "l2.mshr_entries": 32, "l2.mshr_merge": 4, "dram.channels": 6, "dram.bytes_per_cycle": 21.0, "dram.latency": 100,
-    "dram.queue": 16, "dram.model": "frfcfs",
+    "l2.mshr_entries": 32, "l2.mshr_merge": 4, "dram.channels": 6, "dram.bytes_per_cycle": 42.2, "dram.latency": 100,
+    "dram.queue": 16, "dram.model": "frfcfs", "dram.t_cl": 9, "dram.t_rcd": 9, "dram.t_rp": 9,
 }
 
 PRESETS: dict[str, Preset] = {p.name: p for p in [
@@ -60,9 +66,10 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
                        "768 KB 16-way L2 in 6 banks of 128 KB, 6 FR-FCFS memory controllers",
            "Atoofian and Manzak, Power-Aware L1 and L2 Caches for GPGPUs, Table 2, on GPGPU-Sim 3.1.1's GTX 480 "
            "(6 memory partitions, each with one L2 bank: 768 KB / 6 = 128 KB, 64 sets x 16 ways x 128 B; 3.1.1 "
-           "predates the Fermi L1D set-index hash, so the L1D index is the plain modulo)", {
+           "predates the Fermi L1D set-index hash, so the L1D index is the plain modulo; its clock domains "
+           "700:1400:700:924 run the crossbar at twice the core clock, two flits a core cycle)", {
                **_FERMI, "core.sms": 16, "core.scheduler": "two_level", "core.two_level_active": 8,
-               "l2.partitions": 6, "l2.ways": 16, "dram.channels": 6}),
+               "l2.partitions": 6, "l2.ways": 16, "dram.channels": 6, "icnt.flits_per_cycle": 2}),
     Preset("ata", "ATA-Cache's Table II: 30 Volta-class SMs in 3 clusters of 10, 4 GTO schedulers, 64 KB 64-way "
                   "sectored L1D (4 banks, 32 cycles), 3 MB 16-way sectored L2 in 24 sub-partitions (188 cycles), "
                   "12 channels, 40 B crossbar flits",

@@ -28,6 +28,11 @@ def test_every_paper_preset_exists_and_builds():
     # GPGPU-Sim 3.x's GTX480 L2 MSHR: -gpgpu_cache:dl2 ...,A:32:4,4 (32 entries, 4 requests each).
     ("gtx480", "l2.mshr_merge", 4), ("loscache", "l2.mshr_merge", 4), ("admL1D", "l2.mshr_merge", 4),
     ("atoofian", "l2.mshr_merge", 4), ("gtx480", "l2.mshr_entries", 32), ("gtx480", "l1d.mshr_merge", 8),
+    # -gpgpu_clock_domains 700:700:700:924 (3.2) and 700:1400:700:924 (3.1): cycles are 700 MHz core cycles,
+    # a channel moves 32 B per 924 MHz DRAM cycle.
+    ("gtx480", "core.clock_mhz", 700.0), ("admL1D", "core.clock_mhz", 700.0), ("loscache", "core.clock_mhz", 700.0),
+    ("atoofian", "core.clock_mhz", 700.0), ("gtx480", "dram.bytes_per_cycle", 42.2), ("gtx480", "dram.t_cl", 9),
+    ("gtx480", "icnt.flits_per_cycle", 1), ("atoofian", "icnt.flits_per_cycle", 2),
     ("ata", "core.sms", 30), ("ata", "l1d.size_kb", 64.0), ("ata", "l1d.ways", 64), ("ata", "l1d.sector_bytes", 32),
     ("ata", "l2.size_kb", 3072.0), ("ata", "l1d.cluster_size", 10), ("ata", "core.schedulers", 4),
     ("gtx1080", "core.sms", 20), ("gtx1080", "l1d.ways", 6), ("gtx1080", "l1d.cache_global", False),

@@ -18,7 +18,7 @@ HIT = 20      # l1d.hit_latency: an L1D hit answers 20 cycles after it reaches t
               # cycle after the load issues: 21 cycles of load latency
 A = 0x10000   # one 128 B line
 E32 = energy.EnergyParams(node_nm=32)
-CLOCK = 1.4e9
+CLOCK = 700e6  # the GTX 480's 700 MHz core clock: a cycle is 1 / CLOCK seconds of leakage
 
 
 def drowsy(**kw):

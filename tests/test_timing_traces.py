@@ -77,7 +77,10 @@ def test_more_mshrs_never_lower_ipc_on_bfs_with_allocate_on_fill(traces):
     bfs = traces["bfs-rodinia-2.0-ft"]
     cfg = presets.get("gtx480").replace(**{"l1d.allocate": "fill"})
     ipcs = [simulate(cfg.replace(**{"l1d.mshr_entries": m}), bfs)["ipc"] for m in (1, 2, 4, 8, 16, 32, 64, 128)]
-    assert all(b >= a for a, b in zip(ipcs, ipcs[1:])), ipcs
+    # Past the point where misses stop being the bottleneck, replies arriving in another order reorder
+    # the warps (a timing anomaly of any cycle-level model), so the plateau may move by a fraction of 1%.
+    assert all(b >= 0.99 * a for a, b in zip(ipcs, ipcs[1:])), ipcs
+    assert all(b > 1.2 * a for a, b in zip(ipcs[:3], ipcs[1:4])), ipcs  # while misses bound it, each doubling pays
 
 
 def test_allocate_on_miss_trades_hit_rate_for_outstanding_misses_on_bfs(traces):
@@ -109,8 +112,11 @@ def test_bfs_results_are_identical_in_parallel_threads(traces):
 
 def test_halving_dram_bandwidth_slows_streaming_vectoradd(traces):
     v = traces["vectoradd-sm80-v5"]
+    # From a quarter of the GTX 480's bandwidth, where DRAM rather than the 32 L1D MSHRs per SM bounds
+    # the stream (at full bandwidth 15 SMs x 32 misses in flight cannot keep 6 channels busy).
     cfg = presets.get("gtx480")
+    cfg = cfg.replace(**{"dram.bytes_per_cycle": cfg["dram.bytes_per_cycle"] / 4})
     fast = simulate(cfg, v)
     slow = simulate(cfg.replace(**{"dram.bytes_per_cycle": cfg["dram.bytes_per_cycle"] / 2}), v)
-    assert slow["cycles"] > 1.1 * fast["cycles"]
+    assert slow["cycles"] > 1.3 * fast["cycles"]
     assert fast["l2_hit_rate"] < 0.2  # a streaming kernel: almost nothing is re-read from L2
