@@ -407,3 +407,50 @@ def test_the_fermi_index_spreads_a_4kb_row_pitch_in_the_l1d():
     assert mod["l1d_accesses"] == fermi["l1d_accesses"] == 64
     assert mod["l1d_hits"] <= 4 and mod["l1d_fails_line_alloc"] > 0
     assert fermi["l1d_hits"] == 32 and fermi["l1d_fails_line_alloc"] == 0
+
+
+# ---- L2 refusals, by reason ------------------------------------------------------------------
+
+def test_l2_mshr_merge_fails_last_the_whole_fetch():
+    # Eight SMs miss in their L1Ds on the same line. With one request per L2 MSHR entry, the second
+    # request to reach the partition is refused every cycle until the first one's DRAM fetch returns,
+    # cycles the model fast-forwards included: at least dram.latency refusals, all of them merge fails.
+    cfg = BASE.replace(**{"core.sms": 8, "l2.mshr_merge": 1})
+    r = run(build([KernelSpec([[[ld(1, lanes(0x300000))]] for _ in range(8)])]), cfg)
+    assert r["l2_fail_mshr_merge"] >= cfg["dram.latency"]
+    assert r["l2_fail_line_alloc"] == r["l2_fail_mshr_entry"] == r["l2_fail_miss_queue"] == 0
+    assert r["l2_stalls"] == r["l2_fail_mshr_merge"]
+    # With the default merge of 4 per entry, eight requests to one line still wait: fewer refusals.
+    r4 = run(build([KernelSpec([[[ld(1, lanes(0x300000))]] for _ in range(8)])]), BASE.replace(**{"core.sms": 8}))
+    assert 0 < r4["l2_fail_mshr_merge"] < r["l2_fail_mshr_merge"]
+
+
+def test_l2_miss_queue_and_mshr_entry_fails():
+    # One warp loads 32 lines of one partition: with a 2-request DRAM queue the misses wait for room
+    # (miss-queue fails); with 2 L2 MSHR entries and a deep queue they wait for an entry.
+    prog = [ld(1 + i, lanes(0x400000 + i * 128 * 6 * 2)) for i in range(32)]
+    cfg = BASE.replace(**{"l2.interleave_bytes": 128})
+    q = run(one_warp(prog), cfg.replace(**{"dram.queue": 2}))
+    assert q["l2_fail_miss_queue"] > 0 and q["l2_fail_mshr_entry"] == 0
+    e = run(one_warp(prog), cfg.replace(**{"l2.mshr_entries": 2}))
+    assert e["l2_fail_mshr_entry"] > 0 and e["l2_fail_miss_queue"] == 0
+    for r in (q, e):
+        reasons = sum(r[f"l2_fail_{x}"] for x in ("line_alloc", "mshr_entry", "mshr_merge", "miss_queue"))
+        assert reasons == r["l2_stalls"]
+
+
+def test_a_sector_miss_to_a_line_being_fetched_sends_its_own_fetch():
+    # Sectored L2 (32 B sectors): SMs 0 and 1 miss on sector 0 and sector 1 of one line, SM 2 on
+    # sector 0 again. As in GPGPU-Sim's sector cache, the sector-1 request fetches its sector at once
+    # into the reserved line instead of waiting for the sector-0 fetch; the second sector-0 request
+    # merges. Nothing is refused, and the three loads take about the same time.
+    cfg = BASE.replace(**{"core.sms": 3, "l1d.sector_bytes": 32, "l2.sector_bytes": 32})
+    addrs = [0x500000, 0x500020, 0x500000]
+    trace = build([KernelSpec([[[ld(1, lanes(a, n=8))]] for a in addrs])])  # 8 lanes: one 32 B sector
+    r = run(trace, cfg)
+    assert r["l2_stalls"] == 0
+    assert r["l2_accesses"] == 3 and r["l2_misses"] == 3 and r["l2_pending_hits"] == 1
+    assert r["dram_reads"] == r["l2_fills"] == 2
+    one = run(build([KernelSpec([[[ld(1, lanes(0x500000, n=8))]]])]), cfg)
+    # Waiting for the first fetch before sending the second would add a whole DRAM round trip.
+    assert r["cycles"] < one["cycles"] + cfg["dram.latency"] // 2

@@ -378,11 +378,14 @@ static int run_kernel(gcx_gpu *g, gcx_error *err)
             }
             if (t <= g->now)
                 t = g->now + 1;
-            /* The LD/ST units that just failed would fail again on every skipped cycle. */
+            /* The LD/ST units and L2 partitions that just refused would refuse again on every skipped cycle. */
             uint64_t skipped = t - g->now - 1;
-            if (skipped)
+            if (skipped) {
                 for (uint32_t i = 0; i < (uint32_t)g->cfg.sms; i++)
                     gcx_l1_count_skipped_fails(g, &g->sms[i], skipped, t - 1);
+                for (uint32_t p = 0; p < (uint32_t)g->cfg.l2_partitions; p++)
+                    gcx_l2_count_skipped_fails(g, p, skipped);
+            }
             g->now = t;
         }
         if (g->fault)

@@ -329,7 +329,8 @@ typedef struct gcx_l2 {
     gcx_queue reply_q; /* answers waiting for the reply crossbar */
     gcx_queue fill_q;  /* data back from DRAM */
     uint32_t in_flight; /* answers in the hit pipeline or waiting for the crossbar */
-    uint64_t fails;
+    uint64_t fails;     /* cycles the head request was refused, whatever the reason */
+    uint8_t in_fail;    /* why the head request was refused this cycle (GCX_L2_REFUSED_*), 0 if not */
 } gcx_l2;
 
 typedef struct gcx_dram {
@@ -494,6 +495,8 @@ uint64_t gcx_xbar_next_event(const gcx_xbar *x);
 int gcx_sm_cycle(gcx_gpu *g, gcx_sm *sm);
 int gcx_l1_cycle(gcx_gpu *g, gcx_sm *sm);
 int gcx_l2_cycle(gcx_gpu *g, uint32_t p);
+/* The partition whose head request was just refused would be refused on each of n skipped cycles. */
+void gcx_l2_count_skipped_fails(gcx_gpu *g, uint32_t p, uint64_t n);
 int gcx_dram_cycle(gcx_gpu *g, uint32_t ch);
 uint64_t gcx_sm_next_event(gcx_gpu *g, gcx_sm *sm);
 uint64_t gcx_l1_next_event(gcx_gpu *g, gcx_sm *sm);

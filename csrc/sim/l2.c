@@ -201,6 +201,67 @@ static inline uint32_t reply_bytes(const gcx_req *r)
     return 8 + (uint32_t)gcx_popcount64(r->sectors) * 32;
 }
 
+/* Why a partition refuses its head request. The first four are the cache's reservation fails, counted
+ * by reason like the L1D's; an answer pipeline full up to l2.queue is a stall of the partition only. */
+enum {
+    GCX_L2_REFUSED_LINE_ALLOC = 1, /* every way of the set is reserved, or the line's fetch lacks the words */
+    GCX_L2_REFUSED_MSHR_ENTRY,     /* no free MSHR entry */
+    GCX_L2_REFUSED_MSHR_MERGE,     /* the line's MSHR entry holds l2.mshr_merge requests */
+    GCX_L2_REFUSED_MISS_QUEUE,     /* the channel's DRAM queue has no room for the miss (or its victim) */
+    GCX_L2_REFUSED_REPLY_QUEUE     /* answers fill the hit pipeline and l2.queue */
+};
+
+static void count_refusals(gcx_l2 *l2, int reason, uint64_t n)
+{
+    gcx_tcache_stats *s = &l2->tc.s;
+    l2->fails += n;
+    switch (reason) {
+    case GCX_L2_REFUSED_LINE_ALLOC: s->fail_line_alloc += n; break;
+    case GCX_L2_REFUSED_MSHR_ENTRY: s->fail_mshr_entry += n; break;
+    case GCX_L2_REFUSED_MSHR_MERGE: s->fail_mshr_merge += n; break;
+    case GCX_L2_REFUSED_MISS_QUEUE: s->fail_miss_queue += n; break;
+    default: break;
+    }
+}
+
+static int refuse(gcx_l2 *l2, int reason)
+{
+    l2->in_fail = (uint8_t)reason;
+    count_refusals(l2, reason, 1);
+    return 0;
+}
+
+void gcx_l2_count_skipped_fails(gcx_gpu *g, uint32_t p, uint64_t n)
+{
+    gcx_l2 *l2 = &g->l2[p];
+    if (l2->in_fail && n)
+        count_refusals(l2, l2->in_fail, n);
+}
+
+/* Ask DRAM for the 32-byte sectors `fetch32` of the line at `addr`, answering MSHR entry `e`. */
+static void send_fetch(gcx_gpu *g, uint32_t p, uint64_t addr, uint32_t line, uint32_t e, uint8_t fetch32,
+                       uint64_t t)
+{
+    gcx_req *f = gcx_req_new(g);
+    f->addr = addr;
+    f->words = words_of_sectors(fetch32);
+    f->sectors = fetch32;
+    f->type = GCX_REQ_READ;
+    f->flags = line != GCX_NONE ? GCX_RF_L2_ALLOC : 0;
+    f->line = line;
+    f->home = p;
+    f->load = e; /* the MSHR entry it answers */
+    f->tech[0] = f->tech[1] = -1;
+    g->l2[p].mshr.e[e].requested |= fetch32;
+    gcx_dram_push(g, channel_of(g, p), f, t);
+}
+
+/* The words a read or an atomic needs from its line. */
+static inline uint64_t need_of(const gcx_req *r)
+{
+    return r->type == GCX_REQ_ATOMIC ? r->words : words_of_sectors(r->sectors);
+}
+
 /* Try to accept one request; 0 if the partition cannot take it this cycle. */
 static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
 {
@@ -220,10 +281,8 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
 
     /* The hit latency is a delay line (like GPGPU-Sim's ROP queue): one request enters it per cycle
      * whatever the latency; l2.queue bounds the answers waiting beyond it for the crossbar. */
-    if (!is_write && l2->in_flight >= (uint32_t)(cfg->l2_queue + cfg->l2_latency)) {
-        l2->fails++;
-        return 0;
-    }
+    if (!is_write && l2->in_flight >= (uint32_t)(cfg->l2_queue + cfg->l2_latency))
+        return refuse(l2, GCX_L2_REFUSED_REPLY_QUEUE);
 
     if (is_write) {
         /* Write-back, write-allocate, no fetch: record the words written. */
@@ -250,7 +309,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             return 1;
         }
         if (!gcx_dram_can_accept(g, ch))
-            return 0; /* an eviction or the write itself may need DRAM */
+            return refuse(l2, GCX_L2_REFUSED_MISS_QUEUE); /* an eviction or the write itself may need DRAM */
         if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
             gcx_tcache_count_access(tc, 1, 0);
             tc->s.bypasses++;
@@ -264,10 +323,8 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
                 pw->ops->line_off_hit(pw, tc, line, r, now);
         } else {
             int v = take_line(g, p, set, now);
-            if (v < 0) {
-                l2->fails++;
-                return 0;
-            }
+            if (v < 0)
+                return refuse(l2, GCX_L2_REFUSED_LINE_ALLOC);
             line = (uint32_t)v;
             gcx_cache_install(c, line, la, 0, now);
         }
@@ -289,18 +346,25 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
     }
 
     /* Reads and atomics. */
-    uint64_t need = words_of_sectors(r->sectors);
-    if (r->type == GCX_REQ_ATOMIC)
-        need = r->words;
+    uint64_t need = need_of(r);
     if (way >= 0 && c->meta[line].reserved) {
-        gcx_mshr_entry *e = &l2->mshr.e[tc->mshr_of[line]];
-        uint64_t pending = tc->word_valid[line] | words_of_sectors(e->requested);
-        if (e->n_waiting >= l2->mshr.merge_cap || (need & ~pending)) {
-            /* Full entry, or it needs words the fetch does not bring: wait. */
-            l2->fails++;
-            return 0;
+        uint32_t ei = tc->mshr_of[line];
+        gcx_mshr_entry *e = &l2->mshr.e[ei];
+        uint64_t missing = need & ~(tc->word_valid[line] | words_of_sectors(e->requested));
+        if (e->n_waiting >= l2->mshr.merge_cap)
+            return refuse(l2, GCX_L2_REFUSED_MSHR_MERGE);
+        if (missing) {
+            /* A sector the fetch in flight does not bring (a sectored L2): fetch it now, into the same
+             * line, as GPGPU-Sim's sector cache does on a sector miss to a reserved line. It is a
+             * miss; the entry answers each waiting request once its own sectors have arrived. */
+            if (g->dram[ch].q.n + 1 > g->dram[ch].q.cap)
+                return refuse(l2, GCX_L2_REFUSED_MISS_QUEUE);
+            send_fetch(g, p, r->addr, line, ei, fetch_sectors32(c, missing), now + lat);
+            gcx_mshr_add(&l2->mshr, ei, r);
+            gcx_tcache_count_access(tc, 0, 0);
+            return 1;
         }
-        gcx_mshr_add(&l2->mshr, tc->mshr_of[line], r);
+        gcx_mshr_add(&l2->mshr, ei, r);
         gcx_tcache_count_access(tc, 0, 0);
         tc->s.pending_hits++;
         return 1;
@@ -320,10 +384,10 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         return 1;
     }
     /* Miss: an MSHR entry and DRAM room (two slots: a dirty victim may need one). */
-    if (l2->mshr.n_free == 0 || g->dram[ch].q.n + 2 > g->dram[ch].q.cap) {
-        l2->fails++;
-        return 0;
-    }
+    if (l2->mshr.n_free == 0)
+        return refuse(l2, GCX_L2_REFUSED_MSHR_ENTRY);
+    if (g->dram[ch].q.n + 2 > g->dram[ch].q.cap)
+        return refuse(l2, GCX_L2_REFUSED_MISS_QUEUE);
     int allocate = !(pw->ops && pw->ops->allocate) || pw->ops->allocate(pw, tc, r, now);
     uint8_t fetch32;
     if (!allocate) {
@@ -340,10 +404,8 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         fetch32 = fetch_sectors32(c, need & ~tc->word_valid[line]);
     } else {
         int v = take_line(g, p, set, now);
-        if (v < 0) {
-            l2->fails++;
-            return 0;
-        }
+        if (v < 0)
+            return refuse(l2, GCX_L2_REFUSED_LINE_ALLOC);
         line = (uint32_t)v;
         gcx_cache_install(c, line, la, 0, now);
         fetch32 = c->sectors_per_line == 1 ? (uint8_t)((1u << (c->cfg.line_bytes / 32)) - 1)
@@ -354,19 +416,8 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         c->meta[line].reserved = 1;
         tc->mshr_of[line] = e;
     }
-    gcx_req *f = gcx_req_new(g);
-    f->addr = r->addr;
-    f->words = words_of_sectors(fetch32);
-    f->sectors = fetch32;
-    f->type = GCX_REQ_READ;
-    f->flags = line != GCX_NONE ? GCX_RF_L2_ALLOC : 0;
-    f->line = line;
-    f->home = p;
-    f->load = e; /* the MSHR entry it answers */
-    f->tech[0] = f->tech[1] = -1;
-    l2->mshr.e[e].requested = fetch32;
+    send_fetch(g, p, r->addr, line, e, fetch32, now + lat);
     gcx_mshr_add(&l2->mshr, e, r);
-    gcx_dram_push(g, ch, f, now + lat);
     gcx_tcache_count_access(tc, 0, 0);
     return 1;
 }
@@ -380,18 +431,44 @@ static void l2_fill(gcx_gpu *g, uint32_t p, gcx_req *f, uint64_t now)
     gcx_tech *pw = tc->power;
     uint32_t ei = f->load, line = f->line;
     gcx_mshr_entry *e = &l2->mshr.e[ei];
+    int first = e->received == 0;
+    e->received |= f->sectors;
+    /* An entry can wait for more than one fetch (sectors asked for after the first): it stays, with its
+     * line reserved, until the last arrives. */
+    int complete = (e->received & e->requested) == e->requested;
     if (line != GCX_NONE) {
         gcx_tcache_note_fill(tc, line, now, gcx_to_cache_sectors(f->sectors, c));
         tc->word_valid[line] |= f->words;
         c->meta[line].valid |= data_sectors(c, tc->word_valid[line]);
-        c->meta[line].reserved = 0;
-        tc->mshr_of[line] = GCX_NONE;
+        if (complete) {
+            c->meta[line].reserved = 0;
+            tc->mshr_of[line] = GCX_NONE;
+        }
         gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
-        if (pw->ops && pw->ops->line_fill)
+        if (first && pw->ops && pw->ops->line_fill)
             pw->ops->line_fill(pw, tc, line, e->waiting, now);
     }
     gcx_req *w = e->waiting;
-    gcx_mshr_release(&l2->mshr, ei);
+    if (complete) {
+        gcx_mshr_release(&l2->mshr, ei);
+    } else {
+        /* Answer the requests whose words are all here; the others wait for the next fetch. */
+        gcx_req *ready = NULL, **ready_tail = &ready;
+        e->waiting = e->waiting_tail = NULL;
+        e->n_waiting = 0;
+        while (w) {
+            gcx_req *next = w->next;
+            if (line == GCX_NONE || (need_of(w) & ~tc->word_valid[line]) == 0) {
+                *ready_tail = w;
+                ready_tail = &w->next;
+            } else {
+                gcx_mshr_add(&l2->mshr, ei, w);
+            }
+            w = next;
+        }
+        *ready_tail = NULL;
+        w = ready;
+    }
     gcx_req_free(g, f);
     while (w) {
         gcx_req *next = w->next;
@@ -428,6 +505,7 @@ int gcx_l2_cycle(gcx_gpu *g, uint32_t p)
         }
     }
     gcx_queue *in = &g->req_net.dst_q[p];
+    l2->in_fail = 0;
     if (gcx_q_ready(in, now)) {
         /* Unlink first: accepting moves the request into other queues. */
         gcx_req *r = gcx_q_pop(in);
