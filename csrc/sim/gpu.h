@@ -330,7 +330,7 @@ typedef struct gcx_l2 {
     gcx_queue fill_q;  /* data back from DRAM */
     uint32_t in_flight; /* answers in the hit pipeline or waiting for the crossbar */
     uint64_t fails;     /* cycles the head request was refused, whatever the reason */
-    uint8_t in_fail;    /* why the head request was refused this cycle (GCX_L2_REFUSED_*), 0 if not */
+    uint8_t in_fail;    /* why the head request was refused this cycle (GCX_FAIL_*), 0 if not */
 } gcx_l2;
 
 typedef struct gcx_dram {
@@ -419,6 +419,23 @@ void gcx_tcache_note_new_data(gcx_tcache *tc, uint32_t line, uint64_t now);
 /* Drop the data of a valid line (eviction, invalidation, power-off with tag kept or not). */
 void gcx_tcache_note_drop(gcx_tcache *tc, uint32_t line, uint64_t now);
 void gcx_tcache_finish(gcx_tcache *tc, uint64_t now);
+/* Why a cache refused a request: its four reservation fails, or a stall of its port that is not one
+ * (an L1D bypass finding the miss queue full, an L2 whose answers fill its pipeline and l2.queue). */
+enum { GCX_FAIL_NONE = 0, GCX_FAIL_LINE_ALLOC, GCX_FAIL_MSHR_ENTRY, GCX_FAIL_MSHR_MERGE, GCX_FAIL_MISS_QUEUE,
+       GCX_FAIL_PORT };
+
+/* Count n refusals for `reason`; 1 if they are reservation fails, 0 for a port stall. */
+static inline int gcx_tcache_count_fail(gcx_tcache *tc, int reason, uint64_t n)
+{
+    switch (reason) {
+    case GCX_FAIL_LINE_ALLOC: tc->s.fail_line_alloc += n; return 1;
+    case GCX_FAIL_MSHR_ENTRY: tc->s.fail_mshr_entry += n; return 1;
+    case GCX_FAIL_MSHR_MERGE: tc->s.fail_mshr_merge += n; return 1;
+    case GCX_FAIL_MISS_QUEUE: tc->s.fail_miss_queue += n; return 1;
+    default: return 0;
+    }
+}
+
 /* Count one access: a tag lookup that reads or writes, and hits or misses. */
 static inline void gcx_tcache_count_access(gcx_tcache *tc, int is_write, int hit)
 {
@@ -512,9 +529,7 @@ void gcx_sm_ifill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now); /* an instr
 void gcx_sm_refresh_priorities(gcx_gpu *g, gcx_sm *sm);
 int gcx_sm_busy(const gcx_sm *sm);
 
-/* l1d.c: returns 0 when the L1D accepted the request, else a reservation fail reason */
-enum { GCX_FAIL_NONE = 0, GCX_FAIL_LINE_ALLOC, GCX_FAIL_MSHR_ENTRY, GCX_FAIL_MSHR_MERGE, GCX_FAIL_MISS_QUEUE,
-       GCX_FAIL_PORT /* a bypassing request found the miss queue full: a stall, not an L1D reservation fail */ };
+/* l1d.c: gcx_l1_access returns 0 when the L1D accepted the request, else a GCX_FAIL_* reason */
 void gcx_l1_count_skipped_fails(gcx_gpu *g, gcx_sm *sm, uint64_t n, uint64_t now);
 int gcx_l1_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now);
 void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now);

@@ -201,41 +201,23 @@ static inline uint32_t reply_bytes(const gcx_req *r)
     return 8 + (uint32_t)gcx_popcount64(r->sectors) * 32;
 }
 
-/* Why a partition refuses its head request. The first four are the cache's reservation fails, counted
- * by reason like the L1D's; an answer pipeline full up to l2.queue is a stall of the partition only. */
-enum {
-    GCX_L2_REFUSED_LINE_ALLOC = 1, /* every way of the set is reserved, or the line's fetch lacks the words */
-    GCX_L2_REFUSED_MSHR_ENTRY,     /* no free MSHR entry */
-    GCX_L2_REFUSED_MSHR_MERGE,     /* the line's MSHR entry holds l2.mshr_merge requests */
-    GCX_L2_REFUSED_MISS_QUEUE,     /* the channel's DRAM queue has no room for the miss (or its victim) */
-    GCX_L2_REFUSED_REPLY_QUEUE     /* answers fill the hit pipeline and l2.queue */
-};
-
-static void count_refusals(gcx_l2 *l2, int reason, uint64_t n)
-{
-    gcx_tcache_stats *s = &l2->tc.s;
-    l2->fails += n;
-    switch (reason) {
-    case GCX_L2_REFUSED_LINE_ALLOC: s->fail_line_alloc += n; break;
-    case GCX_L2_REFUSED_MSHR_ENTRY: s->fail_mshr_entry += n; break;
-    case GCX_L2_REFUSED_MSHR_MERGE: s->fail_mshr_merge += n; break;
-    case GCX_L2_REFUSED_MISS_QUEUE: s->fail_miss_queue += n; break;
-    default: break;
-    }
-}
-
+/* Refuse the head request (GCX_FAIL_*: every way reserved, no MSHR entry, a full entry, no DRAM queue
+ * room; GCX_FAIL_PORT: answers fill the hit pipeline and l2.queue). l2_stalls counts every refusal. */
 static int refuse(gcx_l2 *l2, int reason)
 {
     l2->in_fail = (uint8_t)reason;
-    count_refusals(l2, reason, 1);
+    l2->fails++;
+    gcx_tcache_count_fail(&l2->tc, reason, 1);
     return 0;
 }
 
 void gcx_l2_count_skipped_fails(gcx_gpu *g, uint32_t p, uint64_t n)
 {
     gcx_l2 *l2 = &g->l2[p];
-    if (l2->in_fail && n)
-        count_refusals(l2, l2->in_fail, n);
+    if (l2->in_fail && n) {
+        l2->fails += n;
+        gcx_tcache_count_fail(&l2->tc, l2->in_fail, n);
+    }
 }
 
 /* Ask DRAM for the 32-byte sectors `fetch32` of the line at `addr`, answering MSHR entry `e`. */
@@ -282,7 +264,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
     /* The hit latency is a delay line (like GPGPU-Sim's ROP queue): one request enters it per cycle
      * whatever the latency; l2.queue bounds the answers waiting beyond it for the crossbar. */
     if (!is_write && l2->in_flight >= (uint32_t)(cfg->l2_queue + cfg->l2_latency))
-        return refuse(l2, GCX_L2_REFUSED_REPLY_QUEUE);
+        return refuse(l2, GCX_FAIL_PORT);
 
     if (is_write) {
         /* Write-back, write-allocate, no fetch: record the words written. */
@@ -309,7 +291,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             return 1;
         }
         if (!gcx_dram_can_accept(g, ch))
-            return refuse(l2, GCX_L2_REFUSED_MISS_QUEUE); /* an eviction or the write itself may need DRAM */
+            return refuse(l2, GCX_FAIL_MISS_QUEUE); /* an eviction or the write itself may need DRAM */
         if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
             gcx_tcache_count_access(tc, 1, 0);
             tc->s.bypasses++;
@@ -324,7 +306,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         } else {
             int v = take_line(g, p, set, now);
             if (v < 0)
-                return refuse(l2, GCX_L2_REFUSED_LINE_ALLOC);
+                return refuse(l2, GCX_FAIL_LINE_ALLOC);
             line = (uint32_t)v;
             gcx_cache_install(c, line, la, 0, now);
         }
@@ -352,13 +334,13 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         gcx_mshr_entry *e = &l2->mshr.e[ei];
         uint64_t missing = need & ~(tc->word_valid[line] | words_of_sectors(e->requested));
         if (e->n_waiting >= l2->mshr.merge_cap)
-            return refuse(l2, GCX_L2_REFUSED_MSHR_MERGE);
+            return refuse(l2, GCX_FAIL_MSHR_MERGE);
         if (missing) {
             /* A sector the fetch in flight does not bring (a sectored L2): fetch it now, into the same
              * line, as GPGPU-Sim's sector cache does on a sector miss to a reserved line. It is a
              * miss; the entry answers each waiting request once its own sectors have arrived. */
-            if (g->dram[ch].q.n + 1 > g->dram[ch].q.cap)
-                return refuse(l2, GCX_L2_REFUSED_MISS_QUEUE);
+            if (!gcx_dram_can_accept(g, ch))
+                return refuse(l2, GCX_FAIL_MISS_QUEUE);
             send_fetch(g, p, r->addr, line, ei, fetch_sectors32(c, missing), now + lat);
             gcx_mshr_add(&l2->mshr, ei, r);
             gcx_tcache_count_access(tc, 0, 0);
@@ -385,9 +367,9 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
     }
     /* Miss: an MSHR entry and DRAM room (two slots: a dirty victim may need one). */
     if (l2->mshr.n_free == 0)
-        return refuse(l2, GCX_L2_REFUSED_MSHR_ENTRY);
+        return refuse(l2, GCX_FAIL_MSHR_ENTRY);
     if (g->dram[ch].q.n + 2 > g->dram[ch].q.cap)
-        return refuse(l2, GCX_L2_REFUSED_MISS_QUEUE);
+        return refuse(l2, GCX_FAIL_MISS_QUEUE);
     int allocate = !(pw->ops && pw->ops->allocate) || pw->ops->allocate(pw, tc, r, now);
     uint8_t fetch32;
     if (!allocate) {
@@ -405,7 +387,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
     } else {
         int v = take_line(g, p, set, now);
         if (v < 0)
-            return refuse(l2, GCX_L2_REFUSED_LINE_ALLOC);
+            return refuse(l2, GCX_FAIL_LINE_ALLOC);
         line = (uint32_t)v;
         gcx_cache_install(c, line, la, 0, now);
         fetch32 = c->sectors_per_line == 1 ? (uint8_t)((1u << (c->cfg.line_bytes / 32)) - 1)
