@@ -416,18 +416,20 @@ def test_l2_mshr_merge_fails_last_the_whole_fetch():
     # request to reach the partition is refused every cycle until the first one's DRAM fetch returns,
     # cycles the model fast-forwards included: at least dram.latency refusals, all of them merge fails.
     cfg = BASE.replace(**{"core.sms": 8, "l2.mshr_merge": 1})
-    r = run(build([KernelSpec([[[ld(1, lanes(0x300000))]] for _ in range(8)])]), cfg)
+    trace = build([KernelSpec([[[ld(1, lanes(0x300000))]] for _ in range(8)])])
+    r = run(trace, cfg)
     assert r["l2_fail_mshr_merge"] >= cfg["dram.latency"]
     assert r["l2_fail_line_alloc"] == r["l2_fail_mshr_entry"] == r["l2_fail_miss_queue"] == 0
     assert r["l2_stalls"] == r["l2_fail_mshr_merge"]
     # With the default merge of 4 per entry, eight requests to one line still wait: fewer refusals.
-    r4 = run(build([KernelSpec([[[ld(1, lanes(0x300000))]] for _ in range(8)])]), BASE.replace(**{"core.sms": 8}))
+    r4 = run(trace, BASE.replace(**{"core.sms": 8}))
     assert 0 < r4["l2_fail_mshr_merge"] < r["l2_fail_mshr_merge"]
 
 
 def test_l2_miss_queue_and_mshr_entry_fails():
     # One warp loads 32 lines of one partition: with a 2-request DRAM queue the misses wait for room
     # (miss-queue fails); with 2 L2 MSHR entries and a deep queue they wait for an entry.
+    # With 128 B interleaving over BASE's 6 partitions, lines 12 apart all fall in partition 0.
     prog = [ld(1 + i, lanes(0x400000 + i * 128 * 6 * 2)) for i in range(32)]
     cfg = BASE.replace(**{"l2.interleave_bytes": 128})
     q = run(one_warp(prog), cfg.replace(**{"dram.queue": 2}))
