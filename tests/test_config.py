@@ -110,6 +110,9 @@ def test_short_names_resolve_to_the_unique_full_key():
     ({"l1d.cache_global": "yes"}, TypeError, r"l1d\.cache_global must be a bool"),
     ({"l1d.line_bytes": 96}, ValueError, r"l1d\.line_bytes must be a power of two"),
     ({"core.sms": 15, "l1d.cluster_size": 4}, ValueError, r"core\.sms \(15\) must be a multiple of l1d\.cluster_size \(4\)"),
+    ({"l1d.line_bytes": 64}, ValueError, r"l1d\.line_bytes \(64\) and l2\.line_bytes \(128\) must be equal"),
+    ({"l1d.line_bytes": 64, "l2.line_bytes": 64}, ValueError,
+     r"l1i\.line_bytes \(128\) must not exceed l2\.line_bytes \(64\).*at most 64, or l1i\.size_kb = 0"),
 ])
 def test_bad_configurations_name_the_key(change, error, match):
     with pytest.raises(error, match=match):

@@ -386,6 +386,29 @@ def test_sectored_l1_fetches_only_the_sectors_it_needs():
     assert r["l1d_fill_sectors"] == 2
 
 
+@pytest.mark.parametrize("line", [32, 64, 256])
+@pytest.mark.parametrize("preset", ["gtx480", "ata", "atoofian"])
+def test_every_line_size_runs_to_completion(preset, line):
+    # The caches' line sizes move together (the L1I's no longer than the L2's); every request is
+    # answered or retired, whatever the size.
+    cfg = presets.get(preset).replace(**{"l1d.line_bytes": line, "l2.line_bytes": line,
+                                         "l1i.line_bytes": min(line, 128)})
+    r = simulate(cfg, mixed_trace())
+    assert r.raw["requests_live"] == 0
+    assert r["l1d_hits"] + r["l1d_misses"] == r["l1d_accesses"]
+
+
+def test_an_instruction_line_shorter_than_the_l2_line_fetches_its_own_sector():
+    # 32 B instruction lines (two 16 B instructions each) in 128 B L2 lines of 32 B sectors: 16
+    # instructions are 8 instruction lines in 2 L2 lines, and each miss asks for the sector that holds
+    # it, so every one of the 8 goes to DRAM; asking for the L2 line's first sector every time would
+    # let 6 of them hit after the first fetch of each L2 line.
+    cfg = BASE.replace(**{"l1i.size_kb": 2, "l1i.line_bytes": 32, "l2.sector_bytes": 32})
+    r = run(one_warp([alu(dst=(1 + i % 4,)) for i in range(16)]), cfg)
+    assert r["l1i_misses"] == 8
+    assert r["dram_reads"] == 8 and r["l2_hits"] == 0
+
+
 def test_bad_workload_and_seed():
     with pytest.raises(ValueError, match="seed must be a non-negative integer"):
         simulate(BASE, one_warp([alu(dst=(1,))]), seed=-1)

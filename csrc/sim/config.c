@@ -381,9 +381,16 @@ int gcx_config_check(const gcx_gpu_config *c, gcx_error *err)
         return GCX_ERR_VALUE;
     if (!sets_of("l2", c->l2_size_kb, c->l2_ways, c->l2_line_bytes, c->l2_partitions, err))
         return GCX_ERR_VALUE;
-    if (c->l2_line_bytes < c->l1d_line_bytes)
-        return gcx_fail(err, GCX_ERR_VALUE, "l2.line_bytes (%lld) must be at least l1d.line_bytes (%lld)",
-                        (long long)c->l2_line_bytes, (long long)c->l1d_line_bytes);
+    /* An L1D request names its sectors within its own line, which must therefore be the L2's. */
+    if (c->l1d_line_bytes != c->l2_line_bytes)
+        return gcx_fail(err, GCX_ERR_VALUE, "l1d.line_bytes (%lld) and l2.line_bytes (%lld) must be equal",
+                        (long long)c->l1d_line_bytes, (long long)c->l2_line_bytes);
+    /* An instruction-cache miss is one L2 request, which the L2 serves within one of its lines. */
+    if (c->l1i_size_kb > 0 && c->l1i_line_bytes > c->l2_line_bytes)
+        return gcx_fail(err, GCX_ERR_VALUE,
+                        "l1i.line_bytes (%lld) must not exceed l2.line_bytes (%lld): an instruction-cache miss "
+                        "is one L2 request (set l1i.line_bytes to at most %lld, or l1i.size_kb = 0)",
+                        (long long)c->l1i_line_bytes, (long long)c->l2_line_bytes, (long long)c->l2_line_bytes);
     const char *names[2] = {"l1d", "l2"};
     int64_t lines[2] = {c->l1d_line_bytes, c->l2_line_bytes}, sectors[2] = {c->l1d_sector_bytes, c->l2_sector_bytes};
     for (int i = 0; i < 2; i++) {

@@ -78,9 +78,6 @@ int gcx_gpu_init(gcx_gpu *g, const gcx_gpu_config *cfg, const gcx_workload *wl, 
     g->l2_per_channel = (uint32_t)(c->l2_partitions / c->dram_channels);
     g->l1_line_shift = gcx_log2((uint64_t)c->l1d_line_bytes);
     g->l2_line_shift = gcx_log2((uint64_t)c->l2_line_bytes);
-    if (c->l1d_line_bytes != c->l2_line_bytes)
-        return gcx_fail(err, GCX_ERR_VALUE, "l1d.line_bytes (%lld) and l2.line_bytes (%lld) must be equal",
-                        (long long)c->l1d_line_bytes, (long long)c->l2_line_bytes);
 
     /* Techniques: the configuration holds the registry index of each kind's choice. */
     int64_t chosen[GCX_N_TECH_KINDS] = {c->l1d_admission, c->l1d_power, c->l2_power, c->l1d_sharing};

@@ -224,6 +224,8 @@ void gcx_l2_count_skipped_fails(gcx_gpu *g, uint32_t p, uint64_t n)
 static void send_fetch(gcx_gpu *g, uint32_t p, uint64_t addr, uint32_t line, uint32_t e, uint8_t fetch32,
                        uint64_t t)
 {
+    if (fetch32 == 0) /* nothing would ever complete its MSHR entry */
+        g->fault = "the L2 fetched no sector of a line (a request needed words outside its L2 line)";
     gcx_req *f = gcx_req_new(g);
     f->addr = addr;
     f->words = words_of_sectors(fetch32);

@@ -615,10 +615,12 @@ static int ifetch(gcx_gpu *g, gcx_sm *sm, uint32_t slot, uint64_t now)
     sm->l1i_accesses++;
     sm->l1i_misses++;
     gcx_req *r = gcx_req_new(g);
+    /* The words and 32-byte sectors of the L2 line (at least as long as this one) that it needs. */
     uint32_t line_bytes = c->cfg.line_bytes;
     r->addr = line << c->line_shift;
-    r->words = line_bytes >= 256 ? ~0ull : (1ull << (line_bytes / 4)) - 1;
-    r->sectors = (uint8_t)((1u << (line_bytes / 32)) - 1);
+    uint32_t offset = (uint32_t)(r->addr & (uint64_t)(g->cfg.l2_line_bytes - 1));
+    r->words = (line_bytes >= 256 ? ~0ull : (1ull << (line_bytes / 4)) - 1) << (offset / 4);
+    r->sectors = (uint8_t)(((1u << (line_bytes / 32)) - 1) << (offset / 32));
     r->type = GCX_REQ_READ;
     r->space = GCX_SPACE_INST;
     r->sm = r->home = sm->id;
