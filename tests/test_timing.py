@@ -157,9 +157,9 @@ def test_line_allocation_fails():
 
 def test_miss_queue_fails():
     # All lines in L2 partition 0 (stride = interleave x partitions), which can fetch one line at a
-    # time: its input buffer fills, the crossbar refuses, and the one-entry miss queue stays full.
+    # time: its input buffer fills, the crossbar refuses, and the two-entry miss queue stays full.
     prog = [ld(1 + i, lanes(0x100000 + 256 * 6 * i)) for i in range(8)]
-    cfg = BASE.replace(**{"l1d.miss_queue": 1, "icnt.buffer": 1, "l2.mshr_entries": 1})
+    cfg = BASE.replace(**{"l1d.miss_queue": 2, "icnt.buffer": 1, "l2.mshr_entries": 1})
     r = run(one_warp(prog), cfg)
     assert r["l1d_fails_miss_queue"] > 0
 
@@ -322,15 +322,20 @@ def test_allocate_on_fill_takes_no_line_out_of_service():
             assert r["l1d_fails_line_alloc"] == 0
 
 
-def test_a_configuration_that_cannot_make_progress_raises_with_a_state_summary():
-    # A dirty local line must be written back while its replacement is fetched: with a one-entry
-    # miss queue the L1D can never accept the miss.
+def test_queues_too_short_for_a_write_back_are_refused_when_built():
+    # A miss that evicts a dirty line queues its fetch and the write-back together: with one entry
+    # the L1D (or a DRAM channel) could never accept it, and the run would stall for good.
+    with pytest.raises(ValueError, match=r"l1d\.miss_queue must be between 2 and 4096, got 1"):
+        BASE.replace(**{"l1d.miss_queue": 1})
+    with pytest.raises(ValueError, match=r"dram\.queue must be between 2 and"):
+        BASE.replace(**{"dram.queue": 1})
+    # With two entries the dirty local line is written back while its replacement is fetched.
     addr0, addr1 = lanes(0x40000), lanes(0x40000 + 128 * 32)
     prog = [ld(1, addr0, opcode="LDL"), alu(dst=(2,), src=(1,)), st(addr0, opcode="STL", src=(2,)),
             ld(3, addr1, opcode="LDL")]
-    cfg = BASE.replace(**{"l1d.size_kb": 0.125, "l1d.ways": 1, "l1d.miss_queue": 1, "sim.deadlock_cycles": 5000})
-    with pytest.raises(RuntimeError, match=r"no progress .* at cycle \d+ in kernel 1: .*MSHRs.*in flight"):
-        run(one_warp(prog), cfg)
+    cfg = BASE.replace(**{"l1d.size_kb": 0.125, "l1d.ways": 1, "l1d.miss_queue": 2, "dram.queue": 2})
+    r = run(one_warp(prog), cfg)
+    assert r["l1d_writebacks"] == 1 and r.raw["requests_live"] == 0
 
 
 def test_kernel_that_does_not_fit_an_sm():

@@ -62,7 +62,9 @@ const gcx_key gcx_core_keys[] = {
     K_POLICY("l1d.policy", l1d_policy, "L1D replacement policy"),
     K_INT("l1d.mshr_entries", l1d_mshr_entries, 32, 1, 4096, "L1D miss status holding registers"),
     K_INT("l1d.mshr_merge", l1d_mshr_merge, 8, 1, 1024, "requests one L1D MSHR entry can hold (merged misses)"),
-    K_INT("l1d.miss_queue", l1d_miss_queue, 8, 1, 4096, "L1D miss queue entries towards the interconnect"),
+    K_INT("l1d.miss_queue", l1d_miss_queue, 8, 2, 4096,
+          "L1D miss queue entries towards the interconnect (at least 2: a miss that evicts a dirty line "
+          "queues its fetch and the write-back)"),
     K_INT("l1d.hit_latency", l1d_hit_latency, 20, 0, 100000, "cycles of an L1D hit"),
     K_INT("l1d.banks", l1d_banks, 1, 1, 64, "L1D data-array banks (each serves one access a cycle)"),
     K_CHOICE("l1d.allocate", l1d_allocate, GCX_ALLOC_ON_MISS, "miss,fill",
@@ -102,7 +104,9 @@ const gcx_key gcx_core_keys[] = {
     K_CHOICE("dram.model", dram_model, GCX_DRAM_FRFCFS, "simple,frfcfs",
              "simple: fixed latency and bandwidth; frfcfs: banks with row buffers, first-ready first-come-first-served"),
     K_INT("dram.latency", dram_latency, 100, 0, 100000, "cycles of a DRAM access beyond bank timing"),
-    K_INT("dram.queue", dram_queue, 16, 1, 1 << 20, "requests each channel's scheduler holds"),
+    K_INT("dram.queue", dram_queue, 16, 2, 1 << 20,
+          "requests each channel's scheduler holds (at least 2: an L2 miss needs room for its fetch and a "
+          "dirty victim's write-back)"),
     K_FLT("dram.bytes_per_cycle", dram_bytes_per_cycle, 42.2, 0.01, 1e6, "data bus bandwidth per channel in bytes per core cycle"),
     K_INT("dram.banks", dram_banks, 16, 1, 1024, "banks per channel (frfcfs)"),
     K_INT("dram.row_bytes", dram_row_bytes, 2048, 128, 1 << 20, "row buffer size per bank (frfcfs)"),
