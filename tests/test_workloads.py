@@ -135,6 +135,19 @@ def test_bad_requests_name_the_problem():
         workloads.make("sgemm", "tiny", m=3)
     with pytest.raises(ValueError, match="multiples of block=16"):
         workloads.make("sgemm", "tiny", n=40)
+    # Parameters are integers (None where the model allows it); a value the model cannot build
+    # from is reported with the model, the size and every parameter of the build.
+    with pytest.raises(TypeError, match=r"'bfs': parameter nodes must be an integer, got 1\.5"):
+        workloads.make("bfs", "tiny", nodes=1.5)
+    with pytest.raises(TypeError, match=r"'gemm': parameter ni must be an integer or None, got 'x'"):
+        workloads.make("gemm", "tiny", ni="x")
+    with pytest.raises(TypeError, match="got True"):
+        workloads.make("bfs", "tiny", nodes=True)
+    with pytest.raises(ValueError, match=r"'bfs' at size 'tiny' cannot be built with nodes=-5, seed=0: "):
+        workloads.make("bfs", "tiny", nodes=-5)
+    with pytest.raises(ValueError, match=r"'vectoradd' at size 'tiny' cannot be built with n=50000, block=0: "):
+        workloads.make("vectoradd", "tiny", block=0)
+    assert workloads.make("gemm", "tiny", ni=None).summary() == workloads.make("gemm", "tiny").summary()
 
 
 def test_parameters_override_the_size():

@@ -71,7 +71,13 @@ def make(name: str, size: str = "small", **params) -> Trace:
     (unknown ones raise TypeError). Deterministic: the same arguments give an identical Trace."""
     m = spec(name)
     args = m.params(size, **params)
-    trace = m.build(**args)
+    try:
+        trace = m.build(**args)
+    except (ValueError, TypeError, ArithmeticError, IndexError) as e:
+        if not params:
+            raise  # the model's own sizes: a defect of the model, not of the caller's input
+        given = ", ".join(f"{k}={v!r}" for k, v in args.items())
+        raise ValueError(f"{name!r} at size {size!r} cannot be built with {given}: {e}") from e
     trace.name = name
     trace.source = m.source
     for k in trace.kernels:

@@ -3,8 +3,11 @@ parameters of each size, and the function that builds its Trace."""
 from __future__ import annotations
 
 import inspect
+import typing
 from dataclasses import dataclass, field
 from typing import Callable
+
+import numpy as np
 
 from gpucachex.trace import Trace
 
@@ -56,4 +59,13 @@ class ModelSpec:
         unknown = sorted(set(overrides) - set(known))
         if unknown:
             raise TypeError(f"{self.name!r} has no parameter {unknown[0]!r} (parameters: {', '.join(known)})")
+        hints = typing.get_type_hints(self.build)  # resolves annotations written as strings too
+        for key, value in overrides.items():
+            kind = hints.get(key)
+            optional = kind == (int | None)
+            if kind is int or optional:
+                if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool)) \
+                        and not (optional and value is None):
+                    raise TypeError(f"{self.name!r}: parameter {key} must be an integer"
+                                    f"{' or None' if optional else ''}, got {value!r}")
         return {**known, **self.sizes[size], **overrides}
