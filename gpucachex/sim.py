@@ -6,6 +6,7 @@ The C core returns raw counters; this module turns them into the flat metric dic
 """
 from __future__ import annotations
 
+import difflib
 import time
 from dataclasses import dataclass, field
 from os import PathLike
@@ -108,7 +109,12 @@ class Result:
         return np.frombuffer(self.raw[key], dtype=np.uint64).reshape(-1, 3)
 
     def __getitem__(self, key: str) -> float:
-        return self.metrics[key]
+        try:
+            return self.metrics[key]
+        except KeyError:
+            close = difflib.get_close_matches(str(key), self.metrics, n=3)
+            hint = f" (close: {', '.join(close)})" if close else ""
+            raise KeyError(f"no metric {key!r} in this result{hint}; Result.metrics lists them all") from None
 
 
 def timeseries_frame(ts: dict[str, list[int]]):

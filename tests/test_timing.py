@@ -423,6 +423,12 @@ def test_bad_workload_and_seed():
         simulate(42, one_warp([alu(dst=(1,))]))
 
 
+def test_an_unknown_metric_names_the_close_ones():
+    r = run(one_warp([alu(dst=(1,))]))
+    with pytest.raises(KeyError, match=r"no metric 'l1_hitrate' in this result \(close: l1_hit_rate"):
+        r["l1_hitrate"]
+
+
 def test_the_fermi_index_spreads_a_4kb_row_pitch_in_the_l1d():
     # One warp reads 32 rows of a 4 KB-pitch matrix, a row a lane (atax's uncoalesced row walk), then
     # the same rows again. In the 16 KB 4-way L1D (32 sets) the modulo index puts all 32 lines in
