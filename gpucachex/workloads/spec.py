@@ -62,10 +62,9 @@ class ModelSpec:
         hints = typing.get_type_hints(self.build)  # resolves annotations written as strings too
         for key, value in overrides.items():
             kind = hints.get(key)
-            optional = kind == (int | None)
-            if kind is int or optional:
-                if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool)) \
-                        and not (optional and value is None):
-                    raise TypeError(f"{self.name!r}: parameter {key} must be an integer"
-                                    f"{' or None' if optional else ''}, got {value!r}")
+            if kind not in (int, int | None) or (value is None and kind is not int):
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                allowed = "an integer" if kind is int else "an integer or None"
+                raise TypeError(f"{self.name!r}: parameter {key} must be {allowed}, got {value!r}")
         return {**known, **self.sizes[size], **overrides}
