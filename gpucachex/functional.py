@@ -29,8 +29,9 @@ def cache_run(addresses, *, sets: int, ways: int, line_bytes: int, policy: str =
 
     Options: ``sector_bytes`` (0 = unsectored), ``write_policy`` ("write_back" or
     "write_through"), ``write_allocate`` (bool), ``index`` ("mod": set = line mod sets, any number
-    of sets; "xor": a hashed index; "fermi": GPGPU-Sim's Fermi L1D hash, 32 or 64 sets), ``seed`` (for the random policy), and any parameter the policy
-    declares (for example ``rrpv_bits`` for "srrip").
+    of sets; "xor": a hashed index; "fermi": GPGPU-Sim's Fermi L1D hash, 32 or 64 sets), ``seed``
+    (for the random policy), and any parameter the policy declares (for example ``rrpv_bits`` for
+    "srrip").
 
     Returns the cache's counters: accesses, reads, writes, hits, misses, read_misses, write_misses,
     sector_misses, fills, evictions, writebacks, write_throughs.
