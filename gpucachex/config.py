@@ -11,6 +11,8 @@ each key once; techniques declare their own parameters there too.
 """
 from __future__ import annotations
 
+import difflib
+
 import hashlib
 import json
 from collections.abc import Mapping
@@ -92,7 +94,9 @@ def resolve_key(key: str) -> str:
         return matches[0]
     if matches:
         raise KeyError(f"configuration key {key!r} is ambiguous: {', '.join(matches)}")
-    raise KeyError(f"unknown configuration key {key!r}")
+    close = difflib.get_close_matches(key, keys, n=3)
+    hint = f" (close: {', '.join(close)})" if close else " (`gpucachex keys` lists them)"
+    raise KeyError(f"unknown configuration key {key!r}{hint}")
 
 
 def _config_from_values(values: dict[str, Any], name: str) -> "Config":
