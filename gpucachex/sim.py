@@ -67,8 +67,19 @@ def resolve_workload(workload: Trace | str | PathLike) -> Trace:
             workloads = None
         if workloads is not None and name in workloads.names():
             return workloads.make(name, size=size or "small")
-        raise ValueError(f"workload {str(workload)!r} is neither an existing path nor a built-in workload name")
+        raise unknown_workload(workload)
     raise TypeError(f"workload must be a Trace, a path or a workload name, got {type(workload).__name__}")
+
+
+def unknown_workload(workload: str | PathLike) -> ValueError:
+    """The error for a workload that is no file and no built-in model: it names the close model names
+    (a typo), or all of them."""
+    from gpucachex import workloads
+
+    name = str(workload).partition(":")[0]
+    close = difflib.get_close_matches(name, workloads.names(), n=3)
+    hint = f"close: {', '.join(close)}" if close else f"built-in: {', '.join(workloads.names())}"
+    return ValueError(f"workload {str(workload)!r} is neither an existing path nor a built-in workload name ({hint})")
 
 
 def _kernel_dicts(trace: Trace) -> list[dict[str, Any]]:

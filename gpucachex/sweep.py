@@ -267,8 +267,9 @@ def workload_ref(workload: Any) -> tuple[str, str, str]:
             if size not in workloads.SIZES:
                 raise ValueError(f"workload {str(workload)!r}: unknown size {size!r} (sizes: {', '.join(workloads.SIZES)})")
             return "name", f"{name}:{size}", f"{name}:{size}"
-        raise ValueError(f"workload {str(workload)!r} is neither an existing path nor a built-in workload name "
-                         f"(built-in: {', '.join(workloads.names())})")
+        from gpucachex.sim import unknown_workload
+
+        raise unknown_workload(workload)
     raise TypeError(f"a workload is a Trace, a path or a workload name, got {type(workload).__name__}")
 
 

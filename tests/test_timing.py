@@ -417,8 +417,10 @@ def test_an_instruction_line_shorter_than_the_l2_line_fetches_its_own_sector():
 def test_bad_workload_and_seed():
     with pytest.raises(ValueError, match="seed must be a non-negative integer"):
         simulate(BASE, one_warp([alu(dst=(1,))]), seed=-1)
-    with pytest.raises(ValueError, match="neither an existing path nor a built-in workload"):
+    with pytest.raises(ValueError, match=r"neither an existing path nor a built-in workload name \(built-in: sgemm, "):
         simulate(BASE, "no-such-workload-or-file")
+    with pytest.raises(ValueError, match=r"'hotspot3:small' is neither .* \(close: hotspot3d, hotspot"):
+        simulate(BASE, "hotspot3:small")
     with pytest.raises(TypeError, match="config must be a Config or a preset name"):
         simulate(42, one_warp([alu(dst=(1,))]))
 
