@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpucachex import presets, simulate, workloads
+from gpucachex.trace import MAX_DST, MAX_SRC, NO_REG, OpClass, Space, Trace
 
 # Built once: a few kernel models with stores, local memory, atomics, gathers and several kernels.
 TRACES = {name: workloads.make(name, "tiny") for name in ("lib", "histogram", "bfs", "sgemm", "nw", "hotspot3d")}
@@ -76,3 +77,69 @@ def test_every_combination_runs_and_conserves_requests(cfg, name, seed):
     assert 0.0 <= r["l1_hit_rate"] <= 1.0
     for key in ("l1d_energy_j", "l2_energy_j", "cache_energy_j"):
         assert math.isfinite(r[key]) and r[key] >= 0.0, key
+
+
+# ---- unusual traces -------------------------------------------------------------------------------
+# Real traces carry what no kernel model emits: memory widths on instructions of any class, spaces
+# on non-memory instructions, inactive warps, addresses at the top of the address space, registers
+# the core never saw. Any trace Kernel.validate accepts must run to completion or be refused with a
+# ValueError (a CTA that does not fit on an SM).
+
+TOP = (1 << 64) - 1
+
+
+@st.composite
+def unusual_traces(draw):
+    trace = TRACES[draw(st.sampled_from(sorted(TRACES)))]
+    kernels = []
+    for k in trace.kernels:
+        k = k.replace(**{name: getattr(k, name).copy() for name in
+                         ("pc", "op_class", "space", "flags", "mask", "dst", "src", "addresses")})
+        kernels.append(k)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    for _ in range(draw(st.integers(1, 4))):
+        k = kernels[int(rng.integers(len(kernels)))]
+        rows = rng.integers(0, k.n_insts, int(rng.integers(1, 40)))
+        kind = draw(st.sampled_from(["op_class", "space", "flags", "mask", "registers", "pc", "addresses",
+                                     "shmem", "nregs"]))
+        if kind == "op_class":  # memory widths on any class, or loads becoming stores and atomics
+            k.op_class[rows] = rng.integers(0, len(OpClass.NAMES), rows.size)
+        elif kind == "space":
+            k.space[rows] = rng.integers(0, len(Space.NAMES), rows.size)
+        elif kind == "flags":
+            k.flags[rows] = rng.integers(0, 256, rows.size)
+        elif kind == "mask":  # only where no address depends on the lane count
+            still = rows[k.width[rows] == 0]
+            k.mask[still] = rng.choice(np.array([0, 1, 1 << 31, 0xFFFFFFFF], np.uint32), still.size)
+        elif kind == "registers":
+            k.dst[rows, int(rng.integers(MAX_DST))] = rng.choice([0, 1, 200, NO_REG - 1, NO_REG], rows.size)
+            k.src[rows, int(rng.integers(MAX_SRC))] = rng.choice([0, 1, 200, NO_REG - 1, NO_REG], rows.size)
+        elif kind == "pc":
+            k.pc[rows] = rng.choice(np.array([0, 1, 0x7FFFFFFF, 0xFFFFFFFF], np.uint32), rows.size)
+        elif kind == "addresses" and k.addresses.size:
+            at = rng.integers(0, k.addresses.size, int(rng.integers(1, 64)))
+            k.addresses[at] = rng.choice(np.array([0, 3, 1 << 63, TOP - 127, TOP - 2, TOP], np.uint64), at.size)
+        elif kind == "shmem":
+            kernels[kernels.index(k)] = k.replace(shmem_bytes=int(rng.choice([0, 1, 48 * 1024, 1 << 20])))
+        elif kind == "nregs":
+            kernels[kernels.index(k)] = k.replace(nregs=int(rng.choice([0, 1, 63, 255, 4096])))
+    return Trace(kernels, trace.opcodes, trace.memcpys, name=trace.name).validate()
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(trace=unusual_traces(), preset=st.sampled_from(["gtx480", "ata", "gtx1080"]),
+       sharing=st.sampled_from(["private", "ata", "decoupled"]), l2_power=st.sampled_from(["none", "loscache"]))
+def test_any_valid_trace_runs_or_is_refused_clearly(trace, preset, sharing, l2_power):
+    base = presets.get(preset)
+    cfg = base.replace(**{"l1d.sharing": sharing, "l2.power": l2_power,
+                          "l1d.cluster_size": base["l1d.cluster_size"] if sharing == "private" else 5})
+    try:
+        r = simulate(cfg, trace)
+    except ValueError as e:
+        assert "does not fit on an SM" in str(e)
+        return
+    assert r["warp_insts"] == trace.summary()["warp_insts"]
+    assert r.raw["requests_live"] == 0
+    for level in ("l1d", "l2"):
+        assert r[f"{level}_hits"] + r[f"{level}_misses"] == r[f"{level}_accesses"]
+    assert math.isfinite(r["cache_energy_j"])
