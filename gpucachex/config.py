@@ -12,7 +12,6 @@ each key once; techniques declare their own parameters there too.
 from __future__ import annotations
 
 import difflib
-
 import hashlib
 import json
 from collections.abc import Mapping
