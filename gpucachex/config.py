@@ -93,9 +93,14 @@ def resolve_key(key: str) -> str:
         return matches[0]
     if matches:
         raise KeyError(f"configuration key {key!r} is ambiguous: {', '.join(matches)}")
-    close = difflib.get_close_matches(key, keys, n=3)
-    hint = f" (close: {', '.join(close)})" if close else " (`gpucachex keys` lists them)"
-    raise KeyError(f"unknown configuration key {key!r}{hint}")
+    raise KeyError(f"unknown configuration key {key!r} ({close_names(key, keys, '`gpucachex keys` lists them')})")
+
+
+def close_names(word: str, names, otherwise: str) -> str:
+    """What an error about an unknown `word` suggests: "close: a, b" for the up to three `names` it
+    looks like (a typo), else `otherwise`."""
+    close = difflib.get_close_matches(str(word), list(names), n=3)
+    return f"close: {', '.join(close)}" if close else otherwise
 
 
 def _config_from_values(values: dict[str, Any], name: str) -> "Config":

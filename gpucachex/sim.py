@@ -6,7 +6,6 @@ The C core returns raw counters; this module turns them into the flat metric dic
 """
 from __future__ import annotations
 
-import difflib
 import time
 from dataclasses import dataclass, field
 from os import PathLike
@@ -15,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from gpucachex import _core
-from gpucachex.config import Config
+from gpucachex.config import Config, close_names
 from gpucachex.trace import INST_COLUMNS, WARP_SIZE, Trace
 
 FAIL_REASONS = ("line_alloc", "mshr_entry", "mshr_merge", "miss_queue")
@@ -60,12 +59,10 @@ def resolve_workload(workload: Trace | str | PathLike) -> Trace:
             from gpucachex import load_trace
 
             return load_trace(path)
+        from gpucachex import workloads
+
         name, _, size = str(workload).partition(":")
-        try:
-            from gpucachex import workloads
-        except ImportError:  # pragma: no cover - the workloads package is part of the project
-            workloads = None
-        if workloads is not None and name in workloads.names():
+        if name in workloads.names():
             return workloads.make(name, size=size or "small")
         raise unknown_workload(workload)
     raise TypeError(f"workload must be a Trace, a path or a workload name, got {type(workload).__name__}")
@@ -77,8 +74,7 @@ def unknown_workload(workload: str | PathLike) -> ValueError:
     from gpucachex import workloads
 
     name = str(workload).partition(":")[0]
-    close = difflib.get_close_matches(name, workloads.names(), n=3)
-    hint = f"close: {', '.join(close)}" if close else f"built-in: {', '.join(workloads.names())}"
+    hint = close_names(name, workloads.names(), f"built-in: {', '.join(workloads.names())}")
     return ValueError(f"workload {str(workload)!r} is neither an existing path nor a built-in workload name ({hint})")
 
 
@@ -123,8 +119,8 @@ class Result:
         try:
             return self.metrics[key]
         except KeyError:
-            close = difflib.get_close_matches(str(key), self.metrics, n=3)
-            hint = f" (close: {', '.join(close)})" if close else ""
+            hint = close_names(key, self.metrics, "")
+            hint = f" ({hint})" if hint else ""
             raise KeyError(f"no metric {key!r} in this result{hint}; Result.metrics lists them all") from None
 
 

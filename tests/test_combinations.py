@@ -91,14 +91,12 @@ TOP = (1 << 64) - 1
 @st.composite
 def unusual_traces(draw):
     trace = TRACES[draw(st.sampled_from(sorted(TRACES)))]
-    kernels = []
-    for k in trace.kernels:
-        k = k.replace(**{name: getattr(k, name).copy() for name in
-                         ("pc", "op_class", "space", "flags", "mask", "dst", "src", "addresses")})
-        kernels.append(k)
+    copied = ("pc", "op_class", "space", "flags", "mask", "dst", "src", "addresses")
+    kernels = [k.replace(**{name: getattr(k, name).copy() for name in copied}) for k in trace.kernels]
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     for _ in range(draw(st.integers(1, 4))):
-        k = kernels[int(rng.integers(len(kernels)))]
+        i = int(rng.integers(len(kernels)))
+        k = kernels[i]
         rows = rng.integers(0, k.n_insts, int(rng.integers(1, 40)))
         kind = draw(st.sampled_from(["op_class", "space", "flags", "mask", "registers", "pc", "addresses",
                                      "shmem", "nregs"]))
@@ -120,9 +118,9 @@ def unusual_traces(draw):
             at = rng.integers(0, k.addresses.size, int(rng.integers(1, 64)))
             k.addresses[at] = rng.choice(np.array([0, 3, 1 << 63, TOP - 127, TOP - 2, TOP], np.uint64), at.size)
         elif kind == "shmem":
-            kernels[kernels.index(k)] = k.replace(shmem_bytes=int(rng.choice([0, 1, 48 * 1024, 1 << 20])))
+            kernels[i] = k.replace(shmem_bytes=int(rng.choice([0, 1, 48 * 1024, 1 << 20])))
         elif kind == "nregs":
-            kernels[kernels.index(k)] = k.replace(nregs=int(rng.choice([0, 1, 63, 255, 4096])))
+            kernels[i] = k.replace(nregs=int(rng.choice([0, 1, 63, 255, 4096])))
     return Trace(kernels, trace.opcodes, trace.memcpys, name=trace.name).validate()
 
 

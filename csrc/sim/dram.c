@@ -30,7 +30,12 @@ void gcx_dram_free(gcx_dram *d)
     memset(d, 0, sizeof *d);
 }
 
-int gcx_dram_can_accept(const gcx_gpu *g, uint32_t ch) { return !gcx_q_full(&g->dram[ch].q); }
+/* Whether channel `ch`'s scheduler has room for `n` more requests. */
+int gcx_dram_can_accept(const gcx_gpu *g, uint32_t ch, uint32_t n)
+{
+    const gcx_queue *q = &g->dram[ch].q;
+    return q->n + n <= q->cap;
+}
 
 void gcx_dram_push(gcx_gpu *g, uint32_t ch, gcx_req *r, uint64_t t_ready)
 {

@@ -579,7 +579,7 @@ void gcx_l2_power_off(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t now, i
 /* dram.c */
 int gcx_dram_init(gcx_gpu *g, uint32_t ch, gcx_error *err);
 void gcx_dram_free(gcx_dram *d);
-int gcx_dram_can_accept(const gcx_gpu *g, uint32_t ch);
+int gcx_dram_can_accept(const gcx_gpu *g, uint32_t ch, uint32_t n);
 void gcx_dram_push(gcx_gpu *g, uint32_t ch, gcx_req *r, uint64_t t_ready);
 
 /* techniques: call the hook of every active technique that has one */

@@ -292,7 +292,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             retire(g, r);
             return 1;
         }
-        if (!gcx_dram_can_accept(g, ch))
+        if (!gcx_dram_can_accept(g, ch, 1))
             return refuse(l2, GCX_FAIL_MISS_QUEUE); /* an eviction or the write itself may need DRAM */
         if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
             gcx_tcache_count_access(tc, 1, 0);
@@ -341,7 +341,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             /* A sector the fetch in flight does not bring (a sectored L2): fetch it now, into the same
              * line, as GPGPU-Sim's sector cache does on a sector miss to a reserved line. It is a
              * miss; the entry answers each waiting request once its own sectors have arrived. */
-            if (!gcx_dram_can_accept(g, ch))
+            if (!gcx_dram_can_accept(g, ch, 1))
                 return refuse(l2, GCX_FAIL_MISS_QUEUE);
             send_fetch(g, p, r->addr, line, ei, fetch_sectors32(c, missing), now + lat);
             gcx_mshr_add(&l2->mshr, ei, r);
@@ -370,7 +370,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
     /* Miss: an MSHR entry and DRAM room (two slots: a dirty victim may need one). */
     if (l2->mshr.n_free == 0)
         return refuse(l2, GCX_FAIL_MSHR_ENTRY);
-    if (g->dram[ch].q.n + 2 > g->dram[ch].q.cap)
+    if (!gcx_dram_can_accept(g, ch, 2))
         return refuse(l2, GCX_FAIL_MISS_QUEUE);
     int allocate = !(pw->ops && pw->ops->allocate) || pw->ops->allocate(pw, tc, r, now);
     uint8_t fetch32;

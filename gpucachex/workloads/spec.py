@@ -59,7 +59,7 @@ class ModelSpec:
         unknown = sorted(set(overrides) - set(known))
         if unknown:
             raise TypeError(f"{self.name!r} has no parameter {unknown[0]!r} (parameters: {', '.join(known)})")
-        hints = typing.get_type_hints(self.build)  # resolves annotations written as strings too
+        hints = typing.get_type_hints(self.build) if overrides else {}  # string annotations too
         for key, value in overrides.items():
             kind = hints.get(key)
             if kind not in (int, int | None) or (value is None and kind is not int):
