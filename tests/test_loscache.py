@@ -119,6 +119,38 @@ def test_the_phase_ends_at_exactly_the_period_th_l2_access(period):
     assert r["loscache_prediction_sum"] == period
 
 
+def test_per_sm_scope_ends_each_sms_phase_at_its_own_period_th_access():
+    # Two SMs, each running one predictor that reads its own block 10 times. With the global scope
+    # the one phase ends at the GPU's 3rd L2 access: the two blocks' counts add up to 3. With the
+    # per-SM scope each SM's phase ends at the 3rd access of its own requests: each block counts 3.
+    two = ONE.replace(**{"core.sms": 2, "loscache.prediction_period": 3})
+    trace = kernel([10, 10])
+    glob = simulate(two, trace)
+    assert glob["loscache_phase_ends_period"] == 1 and glob["loscache_phase_accesses"] == 3
+    assert (glob["loscache_predicted_pcs"], glob["loscache_prediction_sum"]) == (2, 3)
+    per_sm = simulate(two.replace(**{"loscache.phase_scope": "per_sm"}), trace)
+    assert per_sm["loscache_phase_ends_period"] == 2
+    assert (per_sm["loscache_predicted_pcs"], per_sm["loscache_prediction_sum"]) == (2, 6)
+    assert per_sm["loscache_phase_accesses"] == 6  # until the last SM's phase ended
+
+
+def test_per_sm_scope_lets_an_sm_predict_while_another_predictor_still_runs():
+    # SM 0's predictor reads its block once and finishes; SM 1's predictor reads its block 30 times.
+    # SM 0 then runs CTAs 2-4, each reading a block once. Globally the phase lasts until SM 1's
+    # predictor finishes, so CTAs 2-4 carry no prediction; per SM, SM 0's phase ends with its
+    # predictor and CTAs 2-4 carry its prediction 1 and bypass the L2.
+    two = ONE.replace(**{"core.sms": 2})
+    trace = kernel([1, 30, 1, 1, 1])
+    glob = simulate(two, trace)
+    assert glob["loscache_phase_ends_predictors"] == 1
+    assert glob["l2_bypasses"] == 0 and glob["loscache_predicted_requests"] == 0
+    per_sm = simulate(two.replace(**{"loscache.phase_scope": "per_sm"}), trace)
+    assert per_sm["loscache_phase_ends_predictors"] == 2
+    assert per_sm["l2_bypasses"] == 3 and per_sm["l2_correct_predictions"] == 3
+    # The phase lasted until SM 1's predictor finished in both runs.
+    assert per_sm["loscache_phase_cycles"] == glob["loscache_phase_cycles"]
+
+
 def test_predictor_priority_is_visible_in_issue_order():
     # Two resident CTAs of one warp each, eight independent loads per warp, loose round robin: the
     # predictor's eight requests come before the other CTA's first one only with priority.
@@ -188,10 +220,11 @@ def test_ideal_gating_is_on_exactly_while_data_is_live_and_keeps_baseline_timing
 
 # ---- LoSCache on kernel models ----------------------------------------------------------------------
 
+@pytest.mark.parametrize("scope", ["global", "per_sm"])
 @pytest.mark.parametrize("name", ["sgemm", "bfs", "nw", "histogram", "fwt"])
-def test_loscache_invariants_on_kernel_models(name):
+def test_loscache_invariants_on_kernel_models(name, scope):
     trace = workloads.make(name, size="tiny")
-    cfg = presets.get("loscache", **{"l2.power": "loscache"})
+    cfg = presets.get("loscache", **{"l2.power": "loscache", "l2.loscache.phase_scope": scope})
     r = simulate(cfg, trace)
     lines = r["l2_lines"] * r["cycles"]
     assert r["l2_resid_on"] + r["l2_resid_off"] + r["l2_resid_drowsy"] == lines
@@ -199,8 +232,9 @@ def test_loscache_invariants_on_kernel_models(name):
     assert r["l2_correct_predictions"] + r["l2_under_predictions"] + r["l2_over_predictions"] == r["l2_predictions"]
     assert 0.0 <= r["l2_prediction_accuracy"] <= 1.0
     assert r["loscache_phases"] == len(trace.kernels)
-    assert r["loscache_phase_ends_period"] + r["loscache_phase_ends_predictors"] + r["loscache_phase_ends_kernel"] \
-        == len(trace.kernels)
+    ends = r["loscache_phase_ends_period"] + r["loscache_phase_ends_predictors"] + r["loscache_phase_ends_kernel"]
+    # One phase end per kernel, or per SM in each kernel with the per-SM scope.
+    assert ends == len(trace.kernels) * (cfg["core.sms"] if scope == "per_sm" else 1)
     assert r["l2_gatings"] == r["l2_invalidations"]
     assert r["loscache_early_gatings"] >= r["l2_off_hits"]
     ideal = simulate(cfg.replace(**{"l2.power": "ideal_gating"}), trace)
@@ -240,6 +274,9 @@ def test_parameters_resolve_and_are_checked():
         Config({"loscache.adaptive": "yes"})
     with pytest.raises(ValueError, match="l2.power must be one of"):
         Config({"l2.power": "losscache"})
+    assert Config()["l2.loscache.phase_scope"] == "global"
+    with pytest.raises(ValueError, match="l2.loscache.phase_scope must be one of global, per_sm, got 'per_cta'"):
+        Config({"loscache.phase_scope": "per_cta"})
 
 
 # ---- energy ----------------------------------------------------------------------------------------------

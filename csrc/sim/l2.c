@@ -493,10 +493,11 @@ int gcx_l2_cycle(gcx_gpu *g, uint32_t p)
     if (gcx_q_ready(in, now)) {
         /* Unlink first: accepting moves the request into other queues. */
         gcx_req *r = gcx_q_pop(in);
+        uint32_t sm = r->sm; /* read first: once accepted, the request belongs to the L2's queues */
         if (l2_accept(g, p, r, now)) {
             gcx_tech *pw = l2->tc.power;
             if (pw->ops && pw->ops->l2_request)
-                pw->ops->l2_request(pw, &l2->tc, now);
+                pw->ops->l2_request(pw, &l2->tc, sm, now);
             progress = 1;
         } else {
             gcx_q_push_front(in, r);

@@ -89,9 +89,10 @@ typedef struct gcx_technique {
     void (*line_evict)(gcx_tech *t, gcx_tcache *c, uint32_t line, uint64_t now);
     /* A request matched the kept tag of a line whose data is OFF: it is served as a miss. */
     void (*line_off_hit)(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now);
-    /* The L2 partition of `c` accepted a request (hit, miss, merged miss or bypass): called once per
-     * L2 access, after the line hooks above ran for it (L2 power techniques only). */
-    void (*l2_request)(gcx_tech *t, gcx_tcache *c, uint64_t now);
+    /* The L2 partition of `c` accepted a request (hit, miss, merged miss or bypass) that SM `sm` sent
+     * (`sm` >= the SM count for requests no SM sent): called once per L2 access, after the line
+     * hooks above ran for it (L2 power techniques only). */
+    void (*l2_request)(gcx_tech *t, gcx_tcache *c, uint32_t sm, uint64_t now);
     /* End of simulation for this cache: bring every line's residency up to `now`. */
     void (*cache_finish)(gcx_tech *t, gcx_tcache *c, uint64_t now);
 

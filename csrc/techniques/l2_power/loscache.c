@@ -7,7 +7,9 @@
  * The phase ends after `prediction_period` L2 accesses or when every predictor CTA has finished;
  * each table entry then reads the access counter of its block's L2 line as the predicted count p
  * of its PC (the read messages cross the crossbar both ways and occupy its ports; an SM uses its
- * table once its answers are back). Later requests carry p + threshold(PC) of their PC. The
+ * table once its answers are back). With `phase_scope = per_sm` each SM's phase is its own: it
+ * ends after `prediction_period` L2 accesses of that SM's requests or when its predictor finishes,
+ * and only its table is updated then (the other SMs' predictors keep their priority). Later requests carry p + threshold(PC) of their PC. The
  * 6-bit counter of an L2 line (reset on fill) counts its accesses; the access that brings it to
  * the request's p + threshold is the last: the line is powered off after it (dirty data written
  * back, tag kept). p + threshold = 1 means "do not allocate". A request that matches a kept tag
@@ -35,7 +37,8 @@
 #define LOS_COUNT_MAX 63 /* 6-bit saturating counters and predictions */
 #define LOS_MSG_BYTES 8  /* a table-update request (block address) or answer (count): one header */
 
-enum { P_TABLE_ENTRIES, P_PERIOD, P_ADAPTIVE, P_MAX_THRESHOLD, P_PRIORITY };
+enum { P_TABLE_ENTRIES, P_PERIOD, P_ADAPTIVE, P_MAX_THRESHOLD, P_PRIORITY, P_SCOPE };
+enum { SCOPE_GLOBAL = 0, SCOPE_PER_SM = 1 };
 
 static const gcx_param_spec los_params[] = {
     {"l2.loscache.table_entries", "prediction-table entries per SM (PCs it can hold)", 32, 1, 4096, 1},
@@ -46,7 +49,13 @@ static const gcx_param_spec los_params[] = {
     {"l2.loscache.max_threshold", "largest threshold a PC can reach in adaptive mode", 3, 0, LOS_COUNT_MAX - 1, 1},
     {"l2.loscache.predictor_priority", "predictor CTAs issue first during the prediction phase (false: an ablation "
                                        "without priority)", 1, 0, 1, 2},
+    {"l2.loscache.phase_scope", "global: one prediction phase for the GPU, ended by the L2 accesses of all SMs or "
+                                "when every predictor has finished (the paper, as read here); per_sm: each SM's "
+                                "phase ends after the period's L2 accesses of its own requests or when its "
+                                "predictor finishes",
+     SCOPE_GLOBAL, 0, 1, 1},
 };
+static const char *const los_param_choices[] = {NULL, NULL, NULL, NULL, NULL, "global,per_sm"};
 
 /* Predictor state of an SM in the current kernel. */
 enum { PRED_NONE = 0, PRED_WAITING, PRED_RUNNING, PRED_DONE };
@@ -68,6 +77,8 @@ typedef struct los_sm {
     uint32_t slot;     /* CTA slot of the running predictor */
     uint8_t pstate;    /* PRED_* */
     uint8_t seen_other; /* a non-predictor request was made during the phase */
+    uint8_t active;    /* this SM's prediction phase lasts */
+    uint64_t accesses; /* L2 accesses of this SM's requests since the kernel started */
     uint64_t ready;    /* cycle from which the table's predictions are usable */
 } los_sm;
 
@@ -89,8 +100,8 @@ typedef struct los_line {
 
 #define LOS_COUNTERS(X)                                                                            \
     X(phases, "prediction phases (one per kernel)")                                                \
-    X(phase_accesses, "L2 accesses during the prediction phases")                                  \
-    X(phase_cycles, "cycles of the prediction phases")                                             \
+    X(phase_accesses, "L2 accesses during the prediction phases (until the last SM's ends)")       \
+    X(phase_cycles, "cycles of the prediction phases (until the last SM's ends)")                  \
     X(phase_requests, "LD/ST requests created during the prediction phases")                       \
     X(phase_predictor_requests, "... of them by predictor CTAs")                                   \
     X(predictor_lead_requests, "predictor requests an SM created before its first other request in a phase") \
@@ -131,8 +142,8 @@ typedef struct los_state {
     uint64_t *record;   /* [partitions * lines_per_part] block | REC_* of a pending-correct prediction, or GCX_TAG_NONE */
     uint32_t lines_per_part, n_sms, table_entries, max_thr;
     uint64_t period;
-    int adaptive, priority;
-    int active;           /* the prediction phase of the running kernel lasts */
+    int adaptive, priority, scope;
+    uint32_t active;      /* SMs whose prediction phase in the running kernel lasts */
     uint64_t accesses;    /* L2 accesses since the kernel started */
     uint64_t phase_start;
     uint32_t waiting, running; /* SMs whose predictor has not started / is running */
@@ -178,6 +189,7 @@ static int los_init(gcx_tech *t, gcx_error *err)
     s->adaptive = t->params[P_ADAPTIVE] != 0;
     s->max_thr = (uint32_t)t->params[P_MAX_THRESHOLD];
     s->priority = t->params[P_PRIORITY] != 0;
+    s->scope = (int)t->params[P_SCOPE];
     uint32_t parts = (uint32_t)g->cfg.l2_partitions;
     s->lines_per_part = g->l2[0].tc.c.n_lines;
     size_t lines = (size_t)parts * s->lines_per_part;
@@ -283,56 +295,82 @@ static void end_stay(los_state *s, const gcx_tcache *c, los_line *L)
 
 /* ---- the prediction phase ---------------------------------------------------------------------- */
 
-static void end_phase(gcx_tech *t, uint64_t now, int why)
+/* SM `i`'s phase ends: each entry of its table reads its block's counter; the update messages go
+ * through the crossbar and the SM uses its table once the last answer is back. */
+static void end_sm_phase(gcx_tech *t, uint32_t i, uint64_t now)
 {
     los_state *s = t->state;
     gcx_gpu *g = t->gpu;
-    s->active = 0;
-    s->n.phase_end[why]++;
-    s->n.phase_accesses += s->accesses;
-    s->n.phase_cycles += now - s->phase_start;
+    los_sm *m = &s->sm[i];
+    m->active = 0;
+    s->active--;
+    m->ready = now;
     uint64_t flits0 = g->req_net.flits + g->reply_net.flits;
-    for (uint32_t i = 0; i < s->n_sms; i++) {
-        los_sm *m = &s->sm[i];
-        m->ready = now;
-        for (uint32_t e = 0; e < m->used; e++) {
-            los_entry *en = &m->table[e];
-            uint64_t addr = en->block << g->l2_line_shift;
-            uint32_t p = gcx_l2_partition_of(g, addr);
-            gcx_tcache *tc = &g->l2[p].tc;
-            uint32_t line = gcx_l2_find_line(g, p, addr);
-            /* The block's line gives its count; no line (evicted, or gated with its count reset):
-             * no prediction. The hardware counts an access when the tag array sees it; the model
-             * counts it when its data is delivered, so a line still being fetched adds the
-             * requests waiting in its MSHR entry. */
-            if (line != GCX_NONE) {
-                const los_line *L = line_of(s, tc, line);
-                uint32_t cnt = L->flags & LF_DATA ? L->cnt : 0;
-                if (tc->c.meta[line].reserved)
-                    cnt += g->l2[p].mshr.e[tc->mshr_of[line]].n_waiting;
-                if (cnt > LOS_COUNT_MAX)
-                    cnt = LOS_COUNT_MAX;
-                if (cnt) {
-                    en->pred = cnt;
-                    s->n.predicted_pcs++;
-                    s->n.prediction_sum += cnt;
-                }
+    for (uint32_t e = 0; e < m->used; e++) {
+        los_entry *en = &m->table[e];
+        uint64_t addr = en->block << g->l2_line_shift;
+        uint32_t p = gcx_l2_partition_of(g, addr);
+        gcx_tcache *tc = &g->l2[p].tc;
+        uint32_t line = gcx_l2_find_line(g, p, addr);
+        /* The block's line gives its count; no line (evicted, or gated with its count reset):
+         * no prediction. The hardware counts an access when the tag array sees it; the model
+         * counts it when its data is delivered, so a line still being fetched adds the
+         * requests waiting in its MSHR entry. */
+        if (line != GCX_NONE) {
+            const los_line *L = line_of(s, tc, line);
+            uint32_t cnt = L->flags & LF_DATA ? L->cnt : 0;
+            if (tc->c.meta[line].reserved)
+                cnt += g->l2[p].mshr.e[tc->mshr_of[line]].n_waiting;
+            if (cnt > LOS_COUNT_MAX)
+                cnt = LOS_COUNT_MAX;
+            if (cnt) {
+                en->pred = cnt;
+                s->n.predicted_pcs++;
+                s->n.prediction_sum += cnt;
             }
-            /* The update: the block address to the partition, the count back. Both messages are
-             * sent now; the answer arrives a cycle after the request plus its own flight. */
-            uint64_t at_l2 = gcx_xbar_charge(&g->req_net, i, p, LOS_MSG_BYTES, now);
-            uint64_t back = gcx_xbar_charge(&g->reply_net, p, i, LOS_MSG_BYTES, now) - now;
-            if (at_l2 + 1 + back > m->ready)
-                m->ready = at_l2 + 1 + back;
-            s->n.table_updates++;
         }
+        /* The update: the block address to the partition, the count back. Both messages are
+         * sent now; the answer arrives a cycle after the request plus its own flight. */
+        uint64_t at_l2 = gcx_xbar_charge(&g->req_net, i, p, LOS_MSG_BYTES, now);
+        uint64_t back = gcx_xbar_charge(&g->reply_net, p, i, LOS_MSG_BYTES, now) - now;
+        if (at_l2 + 1 + back > m->ready)
+            m->ready = at_l2 + 1 + back;
+        s->n.table_updates++;
     }
     s->n.update_flits += g->req_net.flits + g->reply_net.flits - flits0;
-    for (uint32_t i = 0; i < s->n_sms; i++)
-        gcx_sm_refresh_priorities(g, &g->sms[i]);
+    gcx_sm_refresh_priorities(g, &g->sms[i]);
+    if (s->active == 0) {
+        s->n.phase_accesses += s->accesses;
+        s->n.phase_cycles += now - s->phase_start;
+    }
 }
 
-/* End the phase when no predictor is running or can still start. */
+/* Per-SM scope: SM `i`'s phase ends alone, and counts as a phase end of its own. */
+static void end_one_phase(gcx_tech *t, uint32_t i, uint64_t now, int why)
+{
+    los_state *s = t->state;
+    s->n.phase_end[why]++;
+    end_sm_phase(t, i, now);
+}
+
+/* Every SM still in its phase ends it: global scope's one phase end, or per SM each SM's. */
+static void end_phase(gcx_tech *t, uint64_t now, int why)
+{
+    los_state *s = t->state;
+    if (s->scope == SCOPE_GLOBAL)
+        s->n.phase_end[why]++;
+    for (uint32_t i = 0; i < s->n_sms && s->active; i++) {
+        if (!s->sm[i].active)
+            continue;
+        if (s->scope == SCOPE_GLOBAL)
+            end_sm_phase(t, i, now);
+        else
+            end_one_phase(t, i, now, why);
+    }
+}
+
+/* End the phase when no predictor is running or can still start (per-SM scope: end the phase of
+ * each SM whose predictor has finished or will never start). */
 static void check_predictors(gcx_tech *t, uint64_t now)
 {
     los_state *s = t->state;
@@ -346,8 +384,15 @@ static void check_predictors(gcx_tech *t, uint64_t now)
                 s->sm[i].pstate = PRED_NONE;
         s->waiting = 0;
     }
-    if (s->waiting == 0 && s->running == 0)
+    if (s->scope == SCOPE_PER_SM) {
+        for (uint32_t i = 0; i < s->n_sms && s->active; i++) {
+            const los_sm *m = &s->sm[i];
+            if (m->active && (m->pstate == PRED_NONE || m->pstate == PRED_DONE))
+                end_one_phase(t, i, now, END_PREDICTORS);
+        }
+    } else if (s->waiting == 0 && s->running == 0) {
         end_phase(t, now, END_PREDICTORS);
+    }
 }
 
 static void los_kernel_start(gcx_tech *t, uint32_t kernel, uint64_t now)
@@ -377,6 +422,8 @@ static void los_kernel_start(gcx_tech *t, uint32_t kernel, uint64_t now)
         m->launches = 0;
         m->slot = GCX_NONE;
         m->seen_other = 0;
+        m->active = 1;
+        m->accesses = 0;
         m->ready = GCX_INF;
         uint32_t first_wave = i < n ? (n - i + s->n_sms - 1) / s->n_sms : 0;
         if (first_wave > limit)
@@ -385,7 +432,7 @@ static void los_kernel_start(gcx_tech *t, uint32_t kernel, uint64_t now)
         m->pick = first_wave ? gcx_rng_below(&g->rng, first_wave) : 0;
         s->waiting += first_wave != 0;
     }
-    s->active = 1;
+    s->active = s->n_sms;
     s->accesses = 0;
     s->phase_start = now;
     s->n.phases++;
@@ -407,7 +454,7 @@ static void los_cta_start(gcx_tech *t, uint32_t sm, uint32_t slot, uint32_t cta_
 {
     los_state *s = t->state;
     los_sm *m = &s->sm[sm];
-    if (s->active && m->pstate == PRED_WAITING && m->launches == m->pick) {
+    if (m->active && m->pstate == PRED_WAITING && m->launches == m->pick) {
         m->pstate = PRED_RUNNING;
         m->slot = slot;
         s->waiting--;
@@ -434,7 +481,7 @@ static int los_warp_priority(gcx_tech *t, uint32_t sm, uint32_t slot)
 {
     los_state *s = t->state;
     const los_sm *m = &s->sm[sm];
-    return s->active && s->priority && m->pstate == PRED_RUNNING && m->slot == slot;
+    return m->active && s->priority && m->pstate == PRED_RUNNING && m->slot == slot;
 }
 
 static void los_ldst_request(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
@@ -445,7 +492,7 @@ static void los_ldst_request(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
     uint32_t e = 0;
     while (e < m->used && m->table[e].pc != r->pc)
         e++;
-    if (s->active) {
+    if (m->active) {
         s->n.phase_requests++;
         if (m->pstate != PRED_RUNNING || r->cta_slot != m->slot) {
             m->seen_other = 1;
@@ -476,12 +523,18 @@ static void los_ldst_request(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
 
 /* ---- the L2 side ------------------------------------------------------------------------------- */
 
-static void los_l2_request(gcx_tech *t, gcx_tcache *c, uint64_t now)
+static void los_l2_request(gcx_tech *t, gcx_tcache *c, uint32_t sm, uint64_t now)
 {
     los_state *s = t->state;
     s->accesses++;
-    if (s->active && s->accesses >= s->period)
-        end_phase(t, now, END_PERIOD);
+    if (!s->active)
+        return;
+    if (s->scope == SCOPE_GLOBAL) {
+        if (s->accesses >= s->period)
+            end_phase(t, now, END_PERIOD);
+    } else if (sm < s->n_sms && s->sm[sm].active && ++s->sm[sm].accesses >= s->period) {
+        end_one_phase(t, sm, now, END_PERIOD);
+    }
 }
 
 static uint32_t los_line_access(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now)
@@ -633,6 +686,7 @@ const gcx_technique gcx_tech_l2_power_loscache = {
     .kind = GCX_TECH_L2_POWER,
     .params = los_params,
     .n_params = sizeof los_params / sizeof *los_params,
+    .param_choices = los_param_choices,
     .init = los_init,
     .release = los_release,
     .kernel_start = los_kernel_start,
