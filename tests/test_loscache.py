@@ -333,7 +333,7 @@ def test_experiment_specs_are_valid(quick):
     from gpucachex.sweep import points
 
     assert EXPERIMENTS["loscache"] == "loscache"
-    for name in ["loscache_main", "loscache_naive", "loscache_xbar", *exp.SWEEPS]:
+    for name in ["loscache_main", "loscache_naive", "loscache_xbar", "loscache_scope", *exp.SWEEPS]:
         spec = load_spec(name, quick=quick)
         base = presets.get(spec["preset"], **spec["set"])
         runs = points(base, spec["grid"], spec_workloads(spec))  # every configuration validated
@@ -348,11 +348,22 @@ def test_experiment_tables_from_tiny_runs():
     wl = ["sgemm:tiny", "vectoradd:tiny"]
     main = sweep(presets.get("loscache"), {"l2.power": ["none", "loscache", "ideal_gating"]}, wl, jobs=1)
     naive = sweep(presets.get("loscache", **{"l2.power": "loscache", "loscache.adaptive": False}), None, wl, jobs=1)
-    for frame in (main, naive):
+    per_sm = sweep(presets.get("loscache", **{"l2.power": "loscache", "loscache.phase_scope": "per_sm"}), None, wl,
+                   jobs=1)
+    for frame in (main, naive, per_sm):
         frame["workload"] = frame["workload"].str.split(":").str[0]
-    summary = exp.summarize(exp.label_modes(main, "none"), exp.label_modes(naive, "loscache").assign(mode="LoSCache naive"))
+    summary = exp.summarize(exp.label_modes(main, "none"), exp.label_modes(naive, "loscache").assign(mode="LoSCache naive"),
+                            exp.label_modes(per_sm, "loscache").assign(mode=exp.PER_SM))
     assert list(summary["workload"]) == ["sgemm", "vectoradd"]
     assert (summary["energy_ideal"] < 1).all() and (summary["energy_loscache"] >= summary["energy_ideal"]).all()
+    # An SM's own phase lasts until its own 100th L2 access or until its predictor has issued everything,
+    # so its table gets at least the PCs the GPU's one phase gives it.
+    assert (summary["pcs_per_table_per_sm"] >= summary["pcs_per_table"]).all()
+    per_sm_run = per_sm.set_index("workload")
+    assert summary.set_index("workload")["energy_per_sm"]["vectoradd"] == pytest.approx(
+        per_sm_run.loc["vectoradd", "l2_energy_j"] / main.set_index(["workload", "l2.power"]).loc[("vectoradd", "none"), "l2_energy_j"])
     head = exp.headline(summary).set_index("metric")
     assert head.loc["workloads", "ours"] == 2 and head.loc["dead_time", "paper"] == 0.956
     assert head.loc["energy_loscache", "ours"] == pytest.approx(summary["energy_loscache"].mean())
+    assert head.loc["energy_per_sm", "ours"] == pytest.approx(summary["energy_per_sm"].mean())
+    assert head.loc["below_baseline_per_sm", "ours"] == (summary["energy_per_sm"] < 1).sum()

@@ -39,6 +39,7 @@ SWEEPS = {  # spec -> (swept key, axis label, log x axis, a second swept key dra
                        "l2.loscache.prediction_period"),
 }
 MM_LIKE = ("sgemm", "gemm")
+PER_SM = "LoSCache per-SM phase"
 STREAMING_CLASS = "streaming"
 
 
@@ -49,10 +50,11 @@ def label_modes(frame, default: str):
     return out
 
 
-def summarize(main, naive):
+def summarize(main, naive, per_sm=None):
     """One row per workload: class, baseline dead time (both parts), accuracy of the naive and the
     adaptive prediction, the share of L2 accesses that carried a prediction, under/over/early
-    gating counts, and execution time and L2 energy normalised to the baseline."""
+    gating counts, and execution time and L2 energy normalised to the baseline; with `per_sm` (runs
+    with one prediction phase per SM, mode "LoSCache per-SM phase") the same for those runs."""
     import pandas as pd
 
     base, los, ideal = (by_workload(main, "mode", m) for m in ("baseline", "LoSCache", "Ideal-Gating"))
@@ -82,6 +84,15 @@ def summarize(main, naive):
     out["energy_naive"] = nai["l2_energy_j"] / base["l2_energy_j"]
     out["energy_ideal"] = ideal["l2_energy_j"] / base["l2_energy_j"]
     out["overhead_share"] = los["l2_overhead_energy_j"] / los["l2_energy_j"]
+    if per_sm is not None:
+        sm = by_workload(per_sm, "mode", PER_SM).reindex(out.index)
+        out["accuracy_per_sm"] = sm["l2_prediction_accuracy"]
+        out["coverage_per_sm"] = sm["loscache_predicted_l2_accesses"] / sm["l2_accesses"]
+        out["pcs_per_table_per_sm"] = sm["loscache_table_inserts"] / sm["loscache_predictor_ctas"]
+        out["time_per_sm"] = sm["cycles"] / base["cycles"]
+        out["on_per_sm"] = sm["l2_on_fraction"]
+        out["energy_per_sm"] = sm["l2_energy_j"] / base["l2_energy_j"]
+    out["pcs_per_table"] = los["loscache_table_inserts"] / los["loscache_predictor_ctas"]
     out.index.name = "workload"
     return out.reset_index()
 
@@ -134,7 +145,27 @@ def headline(summary, time_uncongested=None):
          "1 - L2 energy / baseline on the streaming class"),
         ("overhead_share", _mean(summary["overhead_share"]), float("nan"),
          "share of LoSCache's L2 energy spent in its tables and extended tags"),
+        ("pcs_per_table", _mean(summary["pcs_per_table"]), float("nan"),
+         "PCs a predictor put in its SM's table, mean (the paper sized tables for 21, NW's count)"),
     ]
+    if "energy_per_sm" in summary.columns:
+        rows += [
+            ("pcs_per_table_per_sm", _mean(summary["pcs_per_table_per_sm"]), float("nan"),
+             "the same with one prediction phase per SM (l2.loscache.phase_scope = per_sm)"),
+            ("coverage_per_sm", _mean(summary["coverage_per_sm"]), float("nan"), "coverage, per-SM phases"),
+            ("accuracy_per_sm", _mean(summary["accuracy_per_sm"]), PAPER["accuracy_adaptive"],
+             "adaptive accuracy, per-SM phases"),
+            ("slowdown_per_sm", _mean(summary["time_per_sm"]) - 1, PAPER["slowdown"],
+             "execution time / baseline - 1, per-SM phases"),
+            ("energy_per_sm", _mean(summary["energy_per_sm"]), PAPER["energy_loscache"],
+             "L2 energy / baseline, per-SM phases"),
+            ("below_baseline_per_sm", int((summary["energy_per_sm"] < 1).sum()), float("nan"),
+             "workloads below the baseline's L2 energy, per-SM phases"),
+            ("energy_saving_mm_per_sm", 1 - _mean(mm["energy_per_sm"]), PAPER["energy_saving_mm"],
+             "saving on MM-like kernels, per-SM phases"),
+            ("energy_saving_streaming_per_sm", 1 - _mean(streaming["energy_per_sm"]), float("nan"),
+             "saving on the streaming class, per-SM phases"),
+        ]
     return pd.DataFrame(rows, columns=["metric", "ours", "paper", "note"])
 
 
@@ -189,7 +220,9 @@ def run(ctx) -> None:
     main = label_modes(ctx.sweep("loscache_main"), "none")
     naive = label_modes(ctx.sweep("loscache_naive"), "loscache")
     naive["mode"] = "LoSCache naive"
-    summary = summarize(main, naive)
+    per_sm = label_modes(ctx.sweep("loscache_scope"), "loscache")
+    per_sm["mode"] = PER_SM
+    summary = summarize(main, naive, per_sm)
     # The same runs with a crossbar that is not the bottleneck (see experiments/loscache.md).
     xbar = label_modes(ctx.sweep("loscache_xbar"), "none")
     time_xbar = (by_workload(xbar, "mode", "LoSCache")["cycles"] / by_workload(xbar, "mode", "baseline")["cycles"])
@@ -229,6 +262,16 @@ def run(ctx) -> None:
           "loscache_fig7b_time_xbar", "LoSCache execution time, preset crossbar vs an uncongested one",
           ylabel="execution time / baseline",
           title="Fig. 7b: execution time with the preset's crossbar and with 4 flits per cycle")
+
+    # The prediction phase read per SM instead of for the whole GPU.
+    _bars(ctx, summary, "energy", {"LoSCache": "energy_loscache", PER_SM: "energy_per_sm",
+                                   "Ideal-Gating": "energy_ideal"},
+          "loscache_scope_energy", "L2 energy with one prediction phase for the GPU and one per SM",
+          ylabel="L2 energy / baseline", title="L2 energy: global prediction phase vs one per SM")
+    _bars(ctx, summary, "coverage", {"LoSCache": "coverage", PER_SM: "coverage_per_sm"},
+          "loscache_scope_coverage", "share of L2 accesses that carried a prediction, global vs per-SM phase",
+          ylabel="L2 accesses with a prediction", reference=None,
+          title="Coverage: global prediction phase vs one per SM")
 
     for name, (key, label, logx, facet) in SWEEPS.items():
         frame = _sweep_frame(ctx, name, main)
