@@ -1,8 +1,9 @@
 """LoSCache (Tan et al.): L2 dead time on the baseline, and power-gating L2 lines after their predicted
 last access. Reproduces Figures 1, 6, 7 and 8 (baseline dead time; naive vs adaptive prediction
 accuracy; execution time and L2 energy normalised to the baseline, with Ideal-Gating), sweeps the
-prediction period, the maximum threshold and the table capacity per workload, and tabulates the
-headline numbers next to the paper's.
+prediction period, the maximum threshold and the table capacity per workload, compares the prediction
+phase read for the whole GPU (the default) with one phase per SM, and tabulates the headline numbers
+next to the paper's.
 
 Definitions: dead time = line-cycles holding no data or data never accessed again, over cycles x
 lines (the paper's Total_Dead_Time / (Execution_Time x Num_Cache_Lines)); prediction accuracy is
