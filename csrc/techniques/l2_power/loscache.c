@@ -295,13 +295,16 @@ static void end_stay(los_state *s, const gcx_tcache *c, los_line *L)
 
 /* ---- the prediction phase ---------------------------------------------------------------------- */
 
-/* SM `i`'s phase ends: each entry of its table reads its block's counter; the update messages go
- * through the crossbar and the SM uses its table once the last answer is back. */
-static void end_sm_phase(gcx_tech *t, uint32_t i, uint64_t now)
+/* SM `i`'s phase ends (`why`: END_*; with the per-SM scope each SM's end counts as a phase end):
+ * each entry of its table reads its block's counter; the update messages go through the crossbar
+ * and the SM uses its table once the last answer is back. */
+static void end_sm_phase(gcx_tech *t, uint32_t i, uint64_t now, int why)
 {
     los_state *s = t->state;
     gcx_gpu *g = t->gpu;
     los_sm *m = &s->sm[i];
+    if (s->scope == SCOPE_PER_SM)
+        s->n.phase_end[why]++;
     m->active = 0;
     s->active--;
     m->ready = now;
@@ -345,28 +348,15 @@ static void end_sm_phase(gcx_tech *t, uint32_t i, uint64_t now)
     }
 }
 
-/* Per-SM scope: SM `i`'s phase ends alone, and counts as a phase end of its own. */
-static void end_one_phase(gcx_tech *t, uint32_t i, uint64_t now, int why)
-{
-    los_state *s = t->state;
-    s->n.phase_end[why]++;
-    end_sm_phase(t, i, now);
-}
-
-/* Every SM still in its phase ends it: global scope's one phase end, or per SM each SM's. */
+/* Every SM still in its phase ends it (the global scope's one phase end). */
 static void end_phase(gcx_tech *t, uint64_t now, int why)
 {
     los_state *s = t->state;
     if (s->scope == SCOPE_GLOBAL)
         s->n.phase_end[why]++;
-    for (uint32_t i = 0; i < s->n_sms && s->active; i++) {
-        if (!s->sm[i].active)
-            continue;
-        if (s->scope == SCOPE_GLOBAL)
-            end_sm_phase(t, i, now);
-        else
-            end_one_phase(t, i, now, why);
-    }
+    for (uint32_t i = 0; i < s->n_sms && s->active; i++)
+        if (s->sm[i].active)
+            end_sm_phase(t, i, now, why);
 }
 
 /* End the phase when no predictor is running or can still start (per-SM scope: end the phase of
@@ -388,7 +378,7 @@ static void check_predictors(gcx_tech *t, uint64_t now)
         for (uint32_t i = 0; i < s->n_sms && s->active; i++) {
             const los_sm *m = &s->sm[i];
             if (m->active && (m->pstate == PRED_NONE || m->pstate == PRED_DONE))
-                end_one_phase(t, i, now, END_PREDICTORS);
+                end_sm_phase(t, i, now, END_PREDICTORS);
         }
     } else if (s->waiting == 0 && s->running == 0) {
         end_phase(t, now, END_PREDICTORS);
@@ -533,7 +523,7 @@ static void los_l2_request(gcx_tech *t, gcx_tcache *c, uint32_t sm, uint64_t now
         if (s->accesses >= s->period)
             end_phase(t, now, END_PERIOD);
     } else if (sm < s->n_sms && s->sm[sm].active && ++s->sm[sm].accesses >= s->period) {
-        end_one_phase(t, sm, now, END_PERIOD);
+        end_sm_phase(t, sm, now, END_PERIOD);
     }
 }
 
