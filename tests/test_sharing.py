@@ -174,6 +174,18 @@ def test_decoupled_store_goes_to_its_home_and_evicts_there():
     assert r["cluster_flits"] == 2 * REQ_FLITS + DATA_FLITS + 2 * DATA_FLITS
 
 
+def test_decoupled_store_is_acknowledged_to_the_sm_that_made_it():
+    # SM 1 stores to A, whose home is SM 0: the store crosses the cluster network to SM 0's L1D,
+    # which sends it to the L2; the L2's acknowledgement goes straight back to SM 1 (the crossbar
+    # knows the requester), so the cluster network carries only the store.
+    tr = two_sms([alu(dst=(1,))], [st(lanes(A))])
+    off, on = run(tr, "decoupled"), run(tr, "decoupled", **{"core.store_acks": True})
+    assert on["stores_acked"] == 1 and on.raw["requests_live"] == 0
+    assert on["cluster_flits"] == off["cluster_flits"] == DATA_FLITS
+    assert on["icnt_reply_flits"] == off["icnt_reply_flits"] + 1
+    assert on["cycles"] > off["cycles"] + BASE["l2.latency"]
+
+
 def test_ata_writes_only_in_the_local_cache():
     # SM 1 holds A; SM 0 writes A: write-evict in SM 0's L1D only, so SM 1's copy stays and its
     # next read hits locally (GPU L1Ds are not coherent; ATA does not change that).
@@ -242,15 +254,19 @@ def random_trace(seed=0, ctas=12, warps=4, lines=64):
     return build([KernelSpec(programs, name="share1"), KernelSpec(programs[: ctas // 2], name="share2")])
 
 
+@pytest.mark.parametrize("acks", [False, True])
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("preset,size", [("ata", 10), ("ata", 3), ("gtx480", 5)])
-def test_every_organisation_conserves_requests(mode, preset, size):
+def test_every_organisation_conserves_requests(mode, preset, size, acks):
     trace = random_trace(1)
-    cfg = presets.get(preset).replace(**{"l1d.sharing": mode, "l1d.cluster_size": size})
+    cfg = presets.get(preset).replace(**{"l1d.sharing": mode, "l1d.cluster_size": size, "core.store_acks": acks})
     r = simulate(cfg, trace, detail=True)
     s = trace.summary()
     assert r["warp_insts"] == s["warp_insts"] and r["thread_insts"] == s["thread_insts"]
     assert r.raw["requests_live"] == 0
+    stores = sum(int(np.count_nonzero((k.op_class == 8) & (k.width > 0) & (k.space != 3) & (k.mask > 0)))
+                 for k in trace.kernels)
+    assert r["stores_acked"] == (stores if acks else 0)
     assert r["l1d_hits"] + r["l1d_misses"] == r["l1d_accesses"]
     # a remote hit is a fetch served by another L1D, and every fetch belongs to an access that missed
     assert r["l1d_remote_hits"] <= r["l1d_misses"]

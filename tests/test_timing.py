@@ -172,6 +172,62 @@ def test_failed_attempts_count_every_cycle_even_when_skipped():
     assert r["l1d_fails_mshr_entry"] < r["cycles"]
 
 
+# ---- store acknowledgements (core.store_acks) ------------------------------------------------------
+
+ACKS = BASE.replace(**{"core.store_acks": True})
+
+
+def test_a_store_holds_its_warp_until_the_l2_acknowledges_it():
+    # One warp, one global store of a full line: without acknowledgements the warp ends when the
+    # store has left; with them it ends when the acknowledgement arrives, and the run ends as long
+    # after that as a one-load kernel's ends after its data.
+    prog = [st(lanes(0x30000))]
+    off, on = run(one_warp(prog)), run(one_warp(prog), ACKS)
+    load = run(one_warp([ld(1, lanes(0x30000))]), ACKS)
+    assert off["stores_acked"] == 0 and on["stores_acked"] == 1
+    lat = on["avg_store_ack_latency"]
+    assert lat > BASE["l2.latency"]
+    assert on["cycles"] == lat + (load["cycles"] - load["avg_load_latency"])
+    assert on["cycles"] > off["cycles"] + BASE["l2.latency"]
+    # the acknowledgement is a header: one flit back
+    assert on["icnt_reply_flits"] - off["icnt_reply_flits"] == 1
+    assert on.raw["requests_live"] == 0 and on["loads"] == 0
+
+
+def test_an_acknowledgement_takes_a_load_hits_path_with_the_flits_swapped():
+    # The store brings the line into the L2 (write-allocate); a later load of it (not cached in
+    # the L1D) hits there. The store sends 5 flits and gets 1 back, the load sends 1 and gets 5:
+    # the same path, the same flits, the same latency.
+    line = lanes(0x30000)
+    r = run(one_warp([st(line)] + chain(400) + [ld(1, line, opcode="LDG.E.CG"), alu(dst=(2,), src=(1,))]), ACKS)
+    assert r["l2_hits"] == 1 and r["icnt_request_flits"] == r["icnt_reply_flits"] == 6
+    assert r["avg_store_ack_latency"] == r["avg_load_latency"]
+
+
+def test_a_store_that_stays_in_the_l1d_needs_no_acknowledgement():
+    # Local memory is write-back: a store that hits its line stays in the L1D, nothing goes to the
+    # L2, and the warp waits only for the LD/ST unit's cycle to reach the L1D (GPGPU-Sim waits
+    # only for stores it sends below the L1D).
+    addr = lanes(0x40000)
+    prog = [ld(1, addr, opcode="LDL"), alu(dst=(2,), src=(1,)), st(addr, opcode="STL", src=(2,))]
+    off, on = run(one_warp(prog)), run(one_warp(prog), ACKS)
+    assert on["l2_write_accesses"] == 0 and on["stores_acked"] == 1
+    assert on["avg_store_ack_latency"] == 1 and on["cycles"] == off["cycles"]
+
+
+def test_a_cta_leaves_only_after_its_stores_are_acknowledged():
+    # Two one-store CTAs: with room for both they wait for their acknowledgements side by side;
+    # with one CTA slot the second starts only after the first's acknowledgement has arrived.
+    prog = [st(lanes(0x30000))]
+    tr = build([KernelSpec([[prog], [prog]])])
+    both, serial = run(tr, ACKS.replace(**{"core.max_ctas": 2})), run(tr, ACKS.replace(**{"core.max_ctas": 1}))
+    assert both["stores_acked"] == serial["stores_acked"] == 2
+    assert both["cycles"] < 1.1 * both["avg_store_ack_latency"]
+    assert serial["cycles"] >= 2 * serial["avg_store_ack_latency"]
+    # without acknowledgements neither waits: the slot frees as soon as the store has left
+    assert run(tr, BASE.replace(**{"core.max_ctas": 1}))["cycles"] < BASE["l2.latency"]
+
+
 # ---- conservation -------------------------------------------------------------------------------
 
 def mixed_trace(seed=0, ctas=6, warps=4):
@@ -199,10 +255,11 @@ def mixed_trace(seed=0, ctas=6, warps=4):
     return build([KernelSpec(programs, name="mix1"), KernelSpec(programs[:3], name="mix2")])
 
 
+@pytest.mark.parametrize("acks", [False, True])
 @pytest.mark.parametrize("preset", ["gtx480", "ata", "gtx1080", "atoofian"])
-def test_conservation(preset):
+def test_conservation(preset, acks):
     trace = mixed_trace()
-    r = simulate(presets.get(preset), trace, detail=True)
+    r = simulate(presets.get(preset, **{"core.store_acks": acks}), trace, detail=True)
     s = trace.summary()
     assert r["warp_insts"] == s["warp_insts"] and r["thread_insts"] == s["thread_insts"]
     for level in ("l1d", "l2"):
@@ -218,6 +275,9 @@ def test_conservation(preset):
     assert r.raw["requests_live"] == 0  # every request was answered or retired
     assert r["loads"] == sum(int(np.count_nonzero((k.op_class == 7) & (k.width > 0) & (k.space != 3) & (k.mask > 0)))
                              for k in trace.kernels)
+    stores = sum(int(np.count_nonzero((k.op_class == 8) & (k.width > 0) & (k.space != 3) & (k.mask > 0)))
+                 for k in trace.kernels)
+    assert r["stores_acked"] == (stores if acks else 0)
 
 
 def test_timeseries_adds_up():

@@ -41,6 +41,7 @@ typedef struct gcx_gpu_config {
     int64_t const_latency;    /* constant-cache load */
     int64_t smem_latency, smem_banks;
     int64_t ldst_queue;       /* memory instructions the LD/ST unit can hold */
+    int64_t store_acks;       /* a warp finishes only once the L2 has acknowledged its stores */
     double l1i_size_kb;       /* 0: perfect instruction cache */
     int64_t l1i_ways, l1i_line_bytes, l1i_mshr_entries;
     double clock_mhz;

@@ -221,7 +221,7 @@ typedef struct gcx_warp {
     uint64_t age;        /* dispatch order, for greedy-then-oldest */
     uint64_t *reg_ready; /* [GCX_NREGS] cycle each register's value is available (GCX_INF: pending load) */
     uint32_t cta_slot;
-    uint32_t pending_loads;
+    uint32_t pending_loads; /* memory instructions waiting for answers (loads; stores with core.store_acks) */
     uint16_t warp_in_cta;
     uint8_t state;
     uint8_t sched;
@@ -248,6 +248,7 @@ typedef struct gcx_load {
     uint32_t warp;
     uint32_t remaining; /* requests not yet answered */
     uint8_t dst[2];
+    uint8_t store; /* a store waiting for its acknowledgements (core.store_acks), not a load */
     uint32_t next_free;
 } gcx_load;
 
@@ -309,6 +310,7 @@ typedef struct gcx_sm {
     uint64_t sched_wake;
     /* statistics */
     uint64_t warp_insts, thread_insts, load_latency_sum, loads_done, stall_cycles;
+    uint64_t store_ack_latency_sum, stores_acked; /* core.store_acks: store issue to its last acknowledgement */
 } gcx_sm;
 
 /* ---- crossbar ---------------------------------------------------------------------------- */

@@ -180,12 +180,30 @@ static inline void answer(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     gcx_cluster_send(g, sm->id, r, now);
 }
 
+/* A store that goes below the L1D is answered by the L2's acknowledgement if its warp waits for one
+ * (core.store_acks); otherwise nobody answers it. */
+static inline void store_below(gcx_req *r)
+{
+    if (r->load == GCX_NONE)
+        r->flags |= GCX_RF_NO_REPLY;
+}
+
+/* A store finished in the L1D itself (a local write-back hit): no acknowledgement travels, so the
+ * warp's wait for it ends at once. */
+static inline void store_done_here(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
+{
+    if (r->load == GCX_NONE)
+        gcx_req_free(g, r);
+    else
+        answer(g, sm, r, now);
+}
+
 static int bypass_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 {
     if (gcx_q_full(&sm->l1.miss_q))
         return GCX_FAIL_PORT;
     if (r->type == GCX_REQ_WRITE)
-        r->flags |= GCX_RF_NO_REPLY;
+        store_below(r);
     to_miss_queue(sm, r, now);
     return GCX_FAIL_NONE;
 }
@@ -350,7 +368,7 @@ static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         gcx_tcache_count_access(tc, 1, 1);
         if (pw->ops && pw->ops->line_after_access)
             pw->ops->line_after_access(pw, tc, line, r, now);
-        gcx_req_free(g, r);
+        store_done_here(g, sm, r, now);
         return GCX_FAIL_NONE;
     }
     if (gcx_q_full(&l1->miss_q))
@@ -361,7 +379,7 @@ static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         tc->s.invalidations++;
         drop_line(g, sm, line, now, 0);
     }
-    r->flags |= GCX_RF_NO_REPLY;
+    store_below(r);
     to_miss_queue(sm, r, now);
     return GCX_FAIL_NONE;
 }
@@ -469,11 +487,11 @@ void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         return;
     }
     if (!(r->flags & GCX_RF_L1_ALLOC)) {
-        if (r->type == GCX_REQ_READ || r->type == GCX_REQ_ATOMIC) {
+        /* Data for a bypassing load or an atomic, or a store's acknowledgement. */
+        if (r->type == GCX_REQ_READ || r->type == GCX_REQ_ATOMIC || r->load != GCX_NONE)
             answer(g, sm, r, now);
-        } else {
+        else
             gcx_req_free(g, r);
-        }
         return;
     }
     gcx_tcache *tc = &l1->tc;
@@ -579,6 +597,9 @@ static inline uint32_t cluster_bytes(const gcx_req *r)
     case GCX_CL_REQUEST:
         return 8 + (r->type == GCX_REQ_READ ? 0 : data_bytes(r));
     case GCX_CL_ANSWER:
+        if (r->type == GCX_REQ_WRITE)
+            return 8; /* a store's acknowledgement */
+        return 8 + (uint32_t)gcx_popcount64(r->sectors) * 32;
     case GCX_CL_DATA:
         return 8 + (uint32_t)gcx_popcount64(r->sectors) * 32;
     default:

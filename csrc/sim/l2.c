@@ -111,10 +111,17 @@ static void reply(gcx_gpu *g, gcx_l2 *l2, gcx_req *r, uint64_t when)
     gcx_q_insert_sorted(&l2->reply_q, r, when);
 }
 
-/* A request is done at the L2 without an answer (writes). */
-static void retire(gcx_gpu *g, gcx_req *r)
+/* A store whose warp waits for an acknowledgement (core.store_acks); writebacks never do. */
+static inline int wants_ack(const gcx_req *r) { return r->type == GCX_REQ_WRITE && r->load != GCX_NONE; }
+
+/* A write is done at the L2: a store is acknowledged once it has passed the L2's pipeline, as
+ * GPGPU-Sim's L2 answers a write with a WRITE_ACK when it accesses the cache; other writes end here. */
+static void retire(gcx_gpu *g, gcx_l2 *l2, gcx_req *r, uint64_t when)
 {
-    gcx_req_free(g, r);
+    if (wants_ack(r))
+        reply(g, l2, r, when);
+    else
+        gcx_req_free(g, r);
 }
 
 static void dram_write(gcx_gpu *g, uint32_t p, uint64_t addr, uint8_t sectors32, uint64_t now, int is_writeback)
@@ -196,6 +203,8 @@ static int take_line(gcx_gpu *g, uint32_t p, uint32_t set, uint64_t now)
 
 static inline uint32_t reply_bytes(const gcx_req *r)
 {
+    if (r->type == GCX_REQ_WRITE)
+        return 8; /* a store's acknowledgement: a header, no data */
     if (r->type == GCX_REQ_ATOMIC)
         return 8 + (uint32_t)gcx_popcount64(r->words) * 4;
     return 8 + (uint32_t)gcx_popcount64(r->sectors) * 32;
@@ -265,7 +274,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
 
     /* The hit latency is a delay line (like GPGPU-Sim's ROP queue): one request enters it per cycle
      * whatever the latency; l2.queue bounds the answers waiting beyond it for the crossbar. */
-    if (!is_write && l2->in_flight >= (uint32_t)(cfg->l2_queue + cfg->l2_latency))
+    if ((!is_write || wants_ack(r)) && l2->in_flight >= (uint32_t)(cfg->l2_queue + cfg->l2_latency))
         return refuse(l2, GCX_FAIL_PORT);
 
     if (is_write) {
@@ -275,7 +284,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             c->meta[line].dirty = 1;
             gcx_tcache_count_access(tc, 1, 0);
             tc->s.pending_hits++;
-            retire(g, r);
+            retire(g, l2, r, now + lat);
             return 1;
         }
         int off = way >= 0 && c->meta[line].valid == 0 && tc->word_valid[line] == 0;
@@ -289,7 +298,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             gcx_tcache_count_access(tc, 1, 1);
             if (pw->ops && pw->ops->line_after_access)
                 pw->ops->line_after_access(pw, tc, line, r, now);
-            retire(g, r);
+            retire(g, l2, r, now + lat);
             return 1;
         }
         if (!gcx_dram_can_accept(g, ch, 1))
@@ -298,7 +307,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             gcx_tcache_count_access(tc, 1, 0);
             tc->s.bypasses++;
             dram_write(g, p, r->addr, r->sectors, now, 0);
-            retire(g, r);
+            retire(g, l2, r, now + lat);
             return 1;
         }
         if (off) {
@@ -325,7 +334,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         gcx_tcache_count_access(tc, 1, 0);
         if (pw->ops && pw->ops->line_after_access)
             pw->ops->line_after_access(pw, tc, line, r, now);
-        retire(g, r);
+        retire(g, l2, r, now + lat);
         return 1;
     }
 

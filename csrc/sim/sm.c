@@ -268,11 +268,16 @@ void gcx_sm_answer(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     if (--ld->remaining > 0)
         return;
     gcx_warp *w = &sm->warps[ld->warp];
-    for (int j = 0; j < 2; j++)
-        if (ld->dst[j] != GCX_NO_REG)
-            w->reg_ready[ld->dst[j]] = now;
-    sm->load_latency_sum += now - ld->t_issue;
-    sm->loads_done++;
+    if (ld->store) {
+        sm->store_ack_latency_sum += now - ld->t_issue;
+        sm->stores_acked++;
+    } else {
+        for (int j = 0; j < 2; j++)
+            if (ld->dst[j] != GCX_NO_REG)
+                w->reg_ready[ld->dst[j]] = now;
+        sm->load_latency_sum += now - ld->t_issue;
+        sm->loads_done++;
+    }
     ld->next_free = sm->loads_free;
     sm->loads_free = li;
     w->pending_loads--;
@@ -450,7 +455,9 @@ static void issue(gcx_gpu *g, gcx_sm *sm, uint32_t wslot, uint32_t s, uint64_t n
                 w->reg_ready[dst[j]] = now + degree + (uint64_t)c->smem_latency;
     } else {
         uint32_t load = GCX_NONE, n;
-        int answers = cls != GCX_OP_STORE;
+        /* Loads and atomics wait for their data; stores, with core.store_acks, for the L2's
+         * acknowledgements, which hold the warp (and its CTA) until they arrive, as in GPGPU-Sim. */
+        int answers = cls != GCX_OP_STORE || c->store_acks;
         if (answers) {
             load = sm->loads_free;
             sm->loads_free = sm->loads[load].next_free;
@@ -461,6 +468,7 @@ static void issue(gcx_gpu *g, gcx_sm *sm, uint32_t wslot, uint32_t s, uint64_t n
             ld->warp = wslot;
             ld->remaining = n;
             ld->t_issue = now;
+            ld->store = cls == GCX_OP_STORE;
             ld->dst[0] = dst[0];
             ld->dst[1] = dst[1];
             for (int j = 0; j < GCX_MAX_DST; j++)
