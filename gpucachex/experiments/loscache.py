@@ -41,6 +41,9 @@ SWEEPS = {  # spec -> (swept key, axis label, log x axis, a second swept key dra
 }
 MM_LIKE = ("sgemm", "gemm")
 PER_SM = "LoSCache per-SM phase"
+SCOPE = "l2.loscache.phase_scope"
+ACKS = "LoSCache, stores acknowledged"
+ACKS_PER_SM = "LoSCache per-SM phase, stores acknowledged"
 STREAMING_CLASS = "streaming"
 
 
@@ -51,11 +54,13 @@ def label_modes(frame, default: str):
     return out
 
 
-def summarize(main, naive, per_sm=None):
+def summarize(main, naive, per_sm=None, acks=None):
     """One row per workload: class, baseline dead time (both parts), accuracy of the naive and the
     adaptive prediction, the share of L2 accesses that carried a prediction, under/over/early
     gating counts, and execution time and L2 energy normalised to the baseline; with `per_sm` (runs
-    with one prediction phase per SM, mode "LoSCache per-SM phase") the same for those runs."""
+    with one prediction phase per SM, mode "LoSCache per-SM phase") the same for those runs; with
+    `acks` (runs with store acknowledgements: a baseline and LoSCache with both phase scopes) the
+    same for those, normalised to their own baseline (suffixes `_acks` and `_acks_per_sm`)."""
     import pandas as pd
 
     base, los, ideal = (by_workload(main, "mode", m) for m in ("baseline", "LoSCache", "Ideal-Gating"))
@@ -86,16 +91,29 @@ def summarize(main, naive, per_sm=None):
     out["energy_ideal"] = ideal["l2_energy_j"] / base["l2_energy_j"]
     out["overhead_share"] = los["l2_overhead_energy_j"] / los["l2_energy_j"]
     if per_sm is not None:
-        sm = by_workload(per_sm, "mode", PER_SM).reindex(out.index)
-        out["accuracy_per_sm"] = sm["l2_prediction_accuracy"]
-        out["coverage_per_sm"] = sm["loscache_predicted_l2_accesses"] / sm["l2_accesses"]
-        out["pcs_per_table_per_sm"] = sm["loscache_table_inserts"] / sm["loscache_predictor_ctas"]
-        out["time_per_sm"] = sm["cycles"] / base["cycles"]
-        out["on_per_sm"] = sm["l2_on_fraction"]
-        out["energy_per_sm"] = sm["l2_energy_j"] / base["l2_energy_j"]
+        _variant(out, by_workload(per_sm, "mode", PER_SM), base, "per_sm")
+    if acks is not None:
+        # Normalised to the baseline with acknowledgements, which is slower than the one without.
+        acks_base = by_workload(acks, "mode", "baseline").reindex(out.index)
+        out["time_acks_baseline"] = acks_base["cycles"] / base["cycles"]
+        los_acks = acks[acks["mode"] == "LoSCache"]
+        for scope, suffix in (("global", "acks"), ("per_sm", "acks_per_sm")):
+            _variant(out, by_workload(los_acks, SCOPE, scope), acks_base, suffix)
     out["pcs_per_table"] = los["loscache_table_inserts"] / los["loscache_predictor_ctas"]
     out.index.name = "workload"
     return out.reset_index()
+
+
+def _variant(out, runs, base, suffix: str) -> None:
+    """Columns `<metric>_<suffix>` of `out` for LoSCache runs of a variant (one row per workload),
+    normalised to that variant's baseline `base`."""
+    runs = runs.reindex(out.index)
+    out[f"accuracy_{suffix}"] = runs["l2_prediction_accuracy"]
+    out[f"coverage_{suffix}"] = runs["loscache_predicted_l2_accesses"] / runs["l2_accesses"]
+    out[f"pcs_per_table_{suffix}"] = runs["loscache_table_inserts"] / runs["loscache_predictor_ctas"]
+    out[f"time_{suffix}"] = runs["cycles"] / base["cycles"]
+    out[f"on_{suffix}"] = runs["l2_on_fraction"]
+    out[f"energy_{suffix}"] = runs["l2_energy_j"] / base["l2_energy_j"]
 
 
 def _mean(x) -> float:
@@ -167,6 +185,29 @@ def headline(summary, time_uncongested=None):
             ("energy_saving_streaming_per_sm", 1 - _mean(streaming["energy_per_sm"]), float("nan"),
              "saving on the streaming class, per-SM phases"),
         ]
+    for suffix, what in (("acks", "store acknowledgements"), ("acks_per_sm", "store acknowledgements, per-SM phases")):
+        if f"energy_{suffix}" not in summary.columns:
+            continue
+        rows += [
+            (f"pcs_per_table_{suffix}", _mean(summary[f"pcs_per_table_{suffix}"]), float("nan"),
+             f"PCs per prediction table, {what} (core.store_acks)"),
+            (f"coverage_{suffix}", _mean(summary[f"coverage_{suffix}"]), float("nan"), f"coverage, {what}"),
+            (f"accuracy_{suffix}", _mean(summary[f"accuracy_{suffix}"]), PAPER["accuracy_adaptive"],
+             f"adaptive accuracy, {what}"),
+            (f"slowdown_{suffix}", _mean(summary[f"time_{suffix}"]) - 1, PAPER["slowdown"],
+             f"execution time / baseline with acknowledgements - 1, {what}"),
+            (f"energy_{suffix}", _mean(summary[f"energy_{suffix}"]), PAPER["energy_loscache"],
+             f"L2 energy / baseline with acknowledgements, {what}"),
+            (f"below_baseline_{suffix}", int((summary[f"energy_{suffix}"] < 1).sum()), float("nan"),
+             f"workloads below the baseline's L2 energy, {what}"),
+            (f"energy_saving_mm_{suffix}", 1 - _mean(mm[f"energy_{suffix}"]), PAPER["energy_saving_mm"],
+             f"saving on MM-like kernels, {what}"),
+            (f"energy_saving_streaming_{suffix}", 1 - _mean(streaming[f"energy_{suffix}"]), float("nan"),
+             f"saving on the streaming class, {what}"),
+        ]
+    if "time_acks_baseline" in summary.columns:
+        rows.append(("acks_baseline_time", _mean(summary["time_acks_baseline"]), float("nan"),
+                     "baseline execution time with store acknowledgements / without, mean"))
     return pd.DataFrame(rows, columns=["metric", "ours", "paper", "note"])
 
 
@@ -223,7 +264,8 @@ def run(ctx) -> None:
     naive["mode"] = "LoSCache naive"
     per_sm = label_modes(ctx.sweep("loscache_scope"), "loscache")
     per_sm["mode"] = PER_SM
-    summary = summarize(main, naive, per_sm)
+    acks = label_modes(ctx.sweep("loscache_acks"), "none")
+    summary = summarize(main, naive, per_sm, acks)
     # The same runs with a crossbar that is not the bottleneck (see experiments/loscache.md).
     xbar = label_modes(ctx.sweep("loscache_xbar"), "none")
     time_xbar = (by_workload(xbar, "mode", "LoSCache")["cycles"] / by_workload(xbar, "mode", "baseline")["cycles"])
@@ -273,6 +315,16 @@ def run(ctx) -> None:
           "loscache_scope_coverage", "share of L2 accesses that carried a prediction, global vs per-SM phase",
           ylabel="L2 accesses with a prediction", reference=None,
           title="Coverage: global prediction phase vs one per SM")
+
+    # Warps that wait for their stores' acknowledgements (core.store_acks), with both phase scopes.
+    _bars(ctx, summary, "energy", {"LoSCache": "energy_loscache", ACKS: "energy_acks", ACKS_PER_SM: "energy_acks_per_sm",
+                                   "Ideal-Gating": "energy_ideal"},
+          "loscache_acks_energy", "L2 energy without and with store acknowledgements (each over its own baseline)",
+          ylabel="L2 energy / baseline", title="L2 energy: stores acknowledged or not")
+    _bars(ctx, summary, "coverage", {"LoSCache": "coverage", ACKS: "coverage_acks", ACKS_PER_SM: "coverage_acks_per_sm"},
+          "loscache_acks_coverage", "share of L2 accesses that carried a prediction, without and with store acknowledgements",
+          ylabel="L2 accesses with a prediction", reference=None,
+          title="Coverage: stores acknowledged or not")
 
     for name, (key, label, logx, facet) in SWEEPS.items():
         frame = _sweep_frame(ctx, name, main)
