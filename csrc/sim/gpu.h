@@ -32,7 +32,6 @@ enum gcx_req_type {
 enum gcx_req_flag {
     GCX_RF_L1_ALLOC = 1,    /* the reply fills an L1D line (an MSHR waits for it) */
     GCX_RF_PREDICTOR = 2,   /* issued by a LoSCache predictor CTA */
-    GCX_RF_NO_REPLY = 4,    /* nobody waits for an answer (writebacks) */
     GCX_RF_L2_ALLOC = 8,    /* the DRAM reply fills an L2 line */
     GCX_RF_BYPASS_L1 = 16,  /* the instruction asked not to be cached in L1D (.CG and the like) */
     GCX_RF_REMOTE_WAIT = 32, /* a remote read that waited for the remote L1D's own fetch (ATA) */
@@ -46,7 +45,8 @@ struct gcx_req {
     struct gcx_req *next;
     struct gcx_req *parent; /* for an L2 fetch: none; for merged waiters: unused */
     uint32_t pc;
-    uint32_t load; /* the SM's load-table entry to answer, or GCX_NONE */
+    uint32_t load; /* the SM's load-table entry to answer, or GCX_NONE: nobody waits for an answer
+                    * (writebacks, stores without core.store_acks) */
     uint32_t sm;   /* requesting SM */
     uint32_t home; /* L1D that serves it (sharing), or the L2 partition on the way down */
     uint32_t line; /* cache line an MSHR entry belongs to */

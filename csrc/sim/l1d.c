@@ -113,7 +113,7 @@ static void drop_line(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now, int w
         wb->space = GCX_SPACE_LOCAL;
         wb->sm = wb->home = sm->id;
         wb->load = GCX_NONE;
-        wb->flags = GCX_RF_NO_REPLY;
+        wb->flags = 0;
         wb->lanes = 32;
         wb->tech[0] = wb->tech[1] = -1;
         tc->s.writebacks++;
@@ -180,14 +180,6 @@ static inline void answer(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     gcx_cluster_send(g, sm->id, r, now);
 }
 
-/* A store that goes below the L1D is answered by the L2's acknowledgement if its warp waits for one
- * (core.store_acks); otherwise nobody answers it. */
-static inline void store_below(gcx_req *r)
-{
-    if (r->load == GCX_NONE)
-        r->flags |= GCX_RF_NO_REPLY;
-}
-
 /* A store finished in the L1D itself (a local write-back hit): no acknowledgement travels, so the
  * warp's wait for it ends at once. */
 static inline void store_done_here(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
@@ -202,8 +194,6 @@ static int bypass_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 {
     if (gcx_q_full(&sm->l1.miss_q))
         return GCX_FAIL_PORT;
-    if (r->type == GCX_REQ_WRITE)
-        store_below(r);
     to_miss_queue(sm, r, now);
     return GCX_FAIL_NONE;
 }
@@ -379,7 +369,6 @@ static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         tc->s.invalidations++;
         drop_line(g, sm, line, now, 0);
     }
-    store_below(r);
     to_miss_queue(sm, r, now);
     return GCX_FAIL_NONE;
 }

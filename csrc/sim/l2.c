@@ -131,7 +131,7 @@ static void dram_write(gcx_gpu *g, uint32_t p, uint64_t addr, uint8_t sectors32,
     w->sectors = sectors32;
     w->words = words_of_sectors(sectors32);
     w->type = GCX_REQ_WRITEBACK;
-    w->flags = GCX_RF_NO_REPLY;
+    w->flags = 0;
     w->home = p;
     w->load = GCX_NONE;
     w->line = GCX_NONE;
