@@ -228,6 +228,12 @@ def test_a_cta_leaves_only_after_its_stores_are_acknowledged():
     assert run(tr, BASE.replace(**{"core.max_ctas": 1}))["cycles"] < BASE["l2.latency"]
 
 
+def test_store_acks_takes_only_a_bool():
+    for bad in (2, "yes", None):
+        with pytest.raises(TypeError, match=r"core\.store_acks must be a bool, got"):
+            BASE.replace(**{"core.store_acks": bad})
+
+
 # ---- conservation -------------------------------------------------------------------------------
 
 def mixed_trace(seed=0, ctas=6, warps=4):
