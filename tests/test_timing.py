@@ -175,6 +175,7 @@ def test_failed_attempts_count_every_cycle_even_when_skipped():
 # ---- store acknowledgements (core.store_acks) ------------------------------------------------------
 
 ACKS = BASE.replace(**{"core.store_acks": True})
+NO_ACKS = BASE.replace(**{"core.store_acks": False})
 
 
 def test_a_store_holds_its_warp_until_the_l2_acknowledges_it():
@@ -226,6 +227,19 @@ def test_a_cta_leaves_only_after_its_stores_are_acknowledged():
     assert serial["cycles"] >= 2 * serial["avg_store_ack_latency"]
     # without acknowledgements neither waits: the slot frees as soon as the store has left
     assert run(tr, BASE.replace(**{"core.max_ctas": 1}))["cycles"] < BASE["l2.latency"]
+
+
+def test_a_destination_register_on_a_store_is_not_held_for_its_acknowledgement():
+    # An acknowledgement carries no data, so a register a trace lists as a store's destination is
+    # not the store's to write: its reader waits for nothing, with or without acknowledgements.
+    weird = Inst("STG.E", (5,), (), tuple(lanes(0x30000)), 4, (1 << 32) - 1)
+    prog = [weird, alu(dst=(6,), src=(5,))]
+    for cfg in (ACKS, NO_ACKS):
+        r = run(one_warp(prog), cfg)
+        assert r["warp_insts"] == 2 and r.raw["requests_live"] == 0
+    # the reader issues at once, as after a store without the register
+    plain = [st(lanes(0x30000)), alu(dst=(6,))]
+    assert run(one_warp(prog), ACKS)["cycles"] == run(one_warp(plain), ACKS)["cycles"]
 
 
 def test_store_acks_takes_only_a_bool():

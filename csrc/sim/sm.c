@@ -471,9 +471,12 @@ static void issue(gcx_gpu *g, gcx_sm *sm, uint32_t wslot, uint32_t s, uint64_t n
             ld->store = cls == GCX_OP_STORE;
             ld->dst[0] = dst[0];
             ld->dst[1] = dst[1];
-            for (int j = 0; j < GCX_MAX_DST; j++)
-                if (dst[j] != GCX_NO_REG)
-                    w->reg_ready[dst[j]] = GCX_INF;
+            /* A store's acknowledgement carries no data: a destination register a trace gives a
+             * store is not written by it, so only loads and atomics hold theirs. */
+            if (!ld->store)
+                for (int j = 0; j < GCX_MAX_DST; j++)
+                    if (dst[j] != GCX_NO_REG)
+                        w->reg_ready[dst[j]] = GCX_INF;
             w->pending_loads++;
         }
         gcx_meminst *mi = &sm->ldst[(sm->ldst_head + sm->ldst_n++) % (uint32_t)c->ldst_queue];
