@@ -116,6 +116,24 @@ def test_ata_waits_only_on_an_l1d_that_fetches_from_the_l2():
     assert sums[10] - sums[4] == 2 * (10 - 4)
 
 
+def test_ata_a_read_that_waits_on_arrival_marks_its_own_fetch_as_waiting():
+    # Sectored L1Ds (32 B sectors), a 100-cycle cluster network. SM 1 holds sector 0 of A; SM 0
+    # misses it and, seeing it in SM 1's tags, sends a read (cycle ~300). Before the read arrives SM 1
+    # evicts A with a store and misses sectors 0-1 again, so the read finds A being fetched and waits
+    # in SM 1's fetch. SM 0 then fetches sector 2 from the L2, and SM 1 misses sector 2 while that
+    # fetch is under way: SM 0's fetch already waits on SM 1, so SM 1 must not wait on it (each
+    # would wait for the other forever); it reads the L2 too.
+    s0, s01, s2 = lanes(A, n=8), lanes(A, n=16), lanes(A + 64, n=8)
+    tr = two_sms(chain(75) + [ld(101, s0)] + chain(28) + [ld(102, s2), use(101), use(102)],
+                 [ld(111, s0), use(111)] + chain(25) + [st(s0), ld(112, s01)] + chain(20) +
+                 [ld(113, s2), use(112), use(113)])
+    for acks in (True, False):
+        r = run(tr, "ata", **{"l1d.sector_bytes": 32, "cluster.latency": 100, "core.store_acks": acks})
+        assert r["l1d_remote_waits"] == r["l1d_remote_pending_hits"] == 1 and r["l1d_remote_hits"] == 0
+        # SM 1: sector 0, sectors 0-1 after the store, sector 2; SM 0: sector 2
+        assert r["l2_read_accesses"] == 4 and r["loads"] == 5 and r.raw["requests_live"] == 0
+
+
 def test_remote_sharing_delays_the_l2_request_by_the_probe_round_trip():
     one = two_sms([ld(101, lanes(A)), use(101)], [alu(dst=(1,))])
     for lat in (4, 9):

@@ -448,6 +448,10 @@ uint32_t gcx_l1_fetching(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t s
 
 void gcx_l1_wait_fill(gcx_gpu *g, uint32_t sm, uint32_t entry, gcx_req *f)
 {
+    /* The requester's entry now waits on this L1D, so it may no longer be waited on: waits never
+     * form a cycle. A read sent to an L1D that held the data can end up here when the line was
+     * being fetched again by the time it arrived; its entry is marked now, not when it was sent. */
+    g->sms[f->sm].l1.mshr.e[f->mshr].remote_wait = 1;
     f->flags |= GCX_RF_REMOTE_WAIT;
     gcx_mshr_add(&g->sms[sm].l1.mshr, entry, f);
 }
