@@ -197,7 +197,7 @@ def test_decoupled_store_is_acknowledged_to_the_sm_that_made_it():
     # which sends it to the L2; the L2's acknowledgement goes straight back to SM 1 (the crossbar
     # knows the requester), so the cluster network carries only the store.
     tr = two_sms([alu(dst=(1,))], [st(lanes(A))])
-    off, on = run(tr, "decoupled"), run(tr, "decoupled", **{"core.store_acks": True})
+    off, on = run(tr, "decoupled", **{"core.store_acks": False}), run(tr, "decoupled")
     assert on["stores_acked"] == 1 and on.raw["requests_live"] == 0
     assert on["cluster_flits"] == off["cluster_flits"] == DATA_FLITS
     assert on["icnt_reply_flits"] == off["icnt_reply_flits"] + 1

@@ -178,12 +178,17 @@ ACKS = BASE.replace(**{"core.store_acks": True})
 NO_ACKS = BASE.replace(**{"core.store_acks": False})
 
 
+def test_stores_are_acknowledged_by_default_as_in_gpgpusim():
+    assert BASE["core.store_acks"] is True
+    assert all(presets.get(name)["core.store_acks"] is True for name in presets.names())
+
+
 def test_a_store_holds_its_warp_until_the_l2_acknowledges_it():
     # One warp, one global store of a full line: without acknowledgements the warp ends when the
     # store has left; with them it ends when the acknowledgement arrives, and the run ends as long
     # after that as a one-load kernel's ends after its data.
     prog = [st(lanes(0x30000))]
-    off, on = run(one_warp(prog)), run(one_warp(prog), ACKS)
+    off, on = run(one_warp(prog), NO_ACKS), run(one_warp(prog), ACKS)
     load = run(one_warp([ld(1, lanes(0x30000))]), ACKS)
     assert off["stores_acked"] == 0 and on["stores_acked"] == 1
     lat = on["avg_store_ack_latency"]
@@ -211,7 +216,7 @@ def test_a_store_that_stays_in_the_l1d_needs_no_acknowledgement():
     # only for stores it sends below the L1D).
     addr = lanes(0x40000)
     prog = [ld(1, addr, opcode="LDL"), alu(dst=(2,), src=(1,)), st(addr, opcode="STL", src=(2,))]
-    off, on = run(one_warp(prog)), run(one_warp(prog), ACKS)
+    off, on = run(one_warp(prog), NO_ACKS), run(one_warp(prog), ACKS)
     assert on["l2_write_accesses"] == 0 and on["stores_acked"] == 1
     assert on["avg_store_ack_latency"] == 1 and on["cycles"] == off["cycles"]
 
@@ -226,7 +231,7 @@ def test_a_cta_leaves_only_after_its_stores_are_acknowledged():
     assert both["cycles"] < 1.1 * both["avg_store_ack_latency"]
     assert serial["cycles"] >= 2 * serial["avg_store_ack_latency"]
     # without acknowledgements neither waits: the slot frees as soon as the store has left
-    assert run(tr, BASE.replace(**{"core.max_ctas": 1}))["cycles"] < BASE["l2.latency"]
+    assert run(tr, NO_ACKS.replace(**{"core.max_ctas": 1}))["cycles"] < BASE["l2.latency"]
 
 
 def test_a_destination_register_on_a_store_is_not_held_for_its_acknowledgement():

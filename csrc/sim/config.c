@@ -46,7 +46,7 @@ const gcx_key gcx_core_keys[] = {
     K_INT("core.smem_latency", smem_latency, 24, 0, 100000, "cycles of a conflict-free shared-memory access"),
     K_INT("core.smem_banks", smem_banks, 32, 1, 1024, "shared-memory banks (4-byte wide)"),
     K_INT("core.ldst_queue", ldst_queue, 2, 1, 1024, "memory instructions the LD/ST unit holds (issue stalls when full)"),
-    K_BOOL("core.store_acks", store_acks, 0, "a warp finishes only once every store it sent below the L1D is acknowledged (GPGPU-Sim's WRITE_ACK)"),
+    K_BOOL("core.store_acks", store_acks, 1, "a warp finishes only once every store it sent below the L1D is acknowledged (GPGPU-Sim's WRITE_ACK)"),
     K_FLT("core.clock_mhz", clock_mhz, 700, 1, 100000, "core clock, for times and powers"),
     K_FLT("l1i.size_kb", l1i_size_kb, 2, 0, 1 << 20,
           "L1 instruction cache per SM in KB (0: perfect, no instruction fetch traffic)"),

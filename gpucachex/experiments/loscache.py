@@ -42,8 +42,8 @@ SWEEPS = {  # spec -> (swept key, axis label, log x axis, a second swept key dra
 MM_LIKE = ("sgemm", "gemm")
 PER_SM = "LoSCache per-SM phase"
 SCOPE = "l2.loscache.phase_scope"
-ACKS = "LoSCache, stores acknowledged"
-ACKS_PER_SM = "LoSCache per-SM phase, stores acknowledged"
+NO_ACKS = "LoSCache, stores not acknowledged"
+NO_ACKS_PER_SM = "LoSCache per-SM phase, stores not acknowledged"
 STREAMING_CLASS = "streaming"
 
 
@@ -54,13 +54,13 @@ def label_modes(frame, default: str):
     return out
 
 
-def summarize(main, naive, per_sm=None, acks=None):
+def summarize(main, naive, per_sm=None, no_acks=None):
     """One row per workload: class, baseline dead time (both parts), accuracy of the naive and the
     adaptive prediction, the share of L2 accesses that carried a prediction, under/over/early
     gating counts, and execution time and L2 energy normalised to the baseline; with `per_sm` (runs
     with one prediction phase per SM, mode "LoSCache per-SM phase") the same for those runs; with
-    `acks` (runs with store acknowledgements: a baseline and LoSCache with both phase scopes) the
-    same for those, normalised to their own baseline (suffixes `_acks` and `_acks_per_sm`)."""
+    `no_acks` (runs without store acknowledgements: a baseline and LoSCache with both phase scopes)
+    the same for those, normalised to their own baseline (suffixes `_no_acks` and `_no_acks_per_sm`)."""
     import pandas as pd
 
     base, los, ideal = (by_workload(main, "mode", m) for m in ("baseline", "LoSCache", "Ideal-Gating"))
@@ -92,13 +92,13 @@ def summarize(main, naive, per_sm=None, acks=None):
     out["overhead_share"] = los["l2_overhead_energy_j"] / los["l2_energy_j"]
     if per_sm is not None:
         _variant(out, by_workload(per_sm, "mode", PER_SM), base, "per_sm")
-    if acks is not None:
-        # Normalised to the baseline with acknowledgements, which is slower than the one without.
-        acks_base = by_workload(acks, "mode", "baseline").reindex(out.index)
-        out["time_acks_baseline"] = acks_base["cycles"] / base["cycles"]
-        los_acks = acks[acks["mode"] == "LoSCache"]
-        for scope, suffix in (("global", "acks"), ("per_sm", "acks_per_sm")):
-            _variant(out, by_workload(los_acks, SCOPE, scope), acks_base, suffix)
+    if no_acks is not None:
+        # Normalised to the baseline without acknowledgements, which is faster than the one with them.
+        no_acks_base = by_workload(no_acks, "mode", "baseline").reindex(out.index)
+        out["time_no_acks_baseline"] = no_acks_base["cycles"] / base["cycles"]
+        los_no_acks = no_acks[no_acks["mode"] == "LoSCache"]
+        for scope, suffix in (("global", "no_acks"), ("per_sm", "no_acks_per_sm")):
+            _variant(out, by_workload(los_no_acks, SCOPE, scope), no_acks_base, suffix)
     out["pcs_per_table"] = los["loscache_table_inserts"] / los["loscache_predictor_ctas"]
     out.index.name = "workload"
     return out.reset_index()
@@ -167,15 +167,16 @@ def headline(summary, time_uncongested=None):
         ("pcs_per_table", _mean(summary["pcs_per_table"]), float("nan"),
          "PCs a predictor put in its SM's table, mean (the paper sized tables for 21, NW's count)"),
     ]
-    # The variants, each over its own baseline: one phase per SM, and stores acknowledged (core.store_acks).
+    # The variants, each over its own baseline: one phase per SM, and stores not acknowledged
+    # (core.store_acks = false).
     for suffix, what in (("per_sm", "per-SM phases (l2.loscache.phase_scope = per_sm)"),
-                         ("acks", "stores acknowledged (core.store_acks)"),
-                         ("acks_per_sm", "stores acknowledged, per-SM phases")):
+                         ("no_acks", "stores not acknowledged (core.store_acks = false)"),
+                         ("no_acks_per_sm", "stores not acknowledged, per-SM phases")):
         if f"energy_{suffix}" in summary.columns:
             rows += _variant_rows(summary, mm, streaming, suffix, what)
-    if "time_acks_baseline" in summary.columns:
-        rows.append(("acks_baseline_time", _mean(summary["time_acks_baseline"]), float("nan"),
-                     "baseline execution time with store acknowledgements / without, mean"))
+    if "time_no_acks_baseline" in summary.columns:
+        rows.append(("no_acks_baseline_time", _mean(summary["time_no_acks_baseline"]), float("nan"),
+                     "baseline execution time without store acknowledgements / with them, mean"))
     return pd.DataFrame(rows, columns=["metric", "ours", "paper", "note"])
 
 
@@ -253,8 +254,8 @@ def run(ctx) -> None:
     naive["mode"] = "LoSCache naive"
     per_sm = label_modes(ctx.sweep("loscache_scope"), "loscache")
     per_sm["mode"] = PER_SM
-    acks = label_modes(ctx.sweep("loscache_acks"), "none")
-    summary = summarize(main, naive, per_sm, acks)
+    no_acks = label_modes(ctx.sweep("loscache_no_acks"), "none")
+    summary = summarize(main, naive, per_sm, no_acks)
     # The same runs with a crossbar that is not the bottleneck (see experiments/loscache.md).
     xbar = label_modes(ctx.sweep("loscache_xbar"), "none")
     time_xbar = (by_workload(xbar, "mode", "LoSCache")["cycles"] / by_workload(xbar, "mode", "baseline")["cycles"])
@@ -305,13 +306,14 @@ def run(ctx) -> None:
           ylabel="L2 accesses with a prediction", reference=None,
           title="Coverage: global prediction phase vs one per SM")
 
-    # Warps that wait for their stores' acknowledgements (core.store_acks), with both phase scopes.
-    _bars(ctx, summary, "energy", {"LoSCache": "energy_loscache", ACKS: "energy_acks", ACKS_PER_SM: "energy_acks_per_sm",
-                                   "Ideal-Gating": "energy_ideal"},
-          "loscache_acks_energy", "L2 energy without and with store acknowledgements (each over its own baseline)",
+    # Warps that do not wait for their stores' acknowledgements (core.store_acks = false), both phase scopes.
+    _bars(ctx, summary, "energy", {"LoSCache": "energy_loscache", NO_ACKS: "energy_no_acks",
+                                   NO_ACKS_PER_SM: "energy_no_acks_per_sm", "Ideal-Gating": "energy_ideal"},
+          "loscache_no_acks_energy", "L2 energy with and without store acknowledgements (each over its own baseline)",
           ylabel="L2 energy / baseline", title="L2 energy: stores acknowledged or not")
-    _bars(ctx, summary, "coverage", {"LoSCache": "coverage", ACKS: "coverage_acks", ACKS_PER_SM: "coverage_acks_per_sm"},
-          "loscache_acks_coverage", "share of L2 accesses that carried a prediction, without and with store acknowledgements",
+    _bars(ctx, summary, "coverage", {"LoSCache": "coverage", NO_ACKS: "coverage_no_acks",
+                                     NO_ACKS_PER_SM: "coverage_no_acks_per_sm"},
+          "loscache_no_acks_coverage", "share of L2 accesses that carried a prediction, with and without store acknowledgements",
           ylabel="L2 accesses with a prediction", reference=None,
           title="Coverage: stores acknowledged or not")
 
