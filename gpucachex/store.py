@@ -106,7 +106,7 @@ class ResultsStore:
             # Autocommit mode: transactions are opened explicitly (BEGIN IMMEDIATE) around each write.
             self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
             self._db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-            mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = self._enable_wal(timeout)
             if mode.lower() != "wal":
                 raise StoreError(f"{self.path}: SQLite refused WAL mode (got {mode}); keep the store on a local disk")
             # FULL: a committed run survives a power cut too, not only a killed process.
@@ -125,6 +125,19 @@ class ResultsStore:
             raise StoreError(f"{self.path}: not a usable results store ({exc})") from None
 
     # ---- plumbing -------------------------------------------------------------------------------
+    def _enable_wal(self, timeout: float) -> str:
+        """Switch the file to WAL mode, the journal mode it answers. The switch needs the file to
+        itself, and while another connection is writing it (another process creating the same
+        store) SQLite answers "locked" at once instead of waiting: wait here, up to `timeout`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)
+
     class _Tx:
         def __init__(self, store):
             self.store = store

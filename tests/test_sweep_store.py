@@ -297,6 +297,27 @@ print(json.dumps(df.attrs["sweep"]))
 """
 
 
+def test_opening_a_store_while_another_connection_writes_it_waits(tmp_path):
+    # A second sweep opening a store file the first is still creating: switching the file to WAL
+    # mode needs it to itself, and SQLite refuses that at once while another connection writes.
+    # The store waits for the writer instead of calling the file unusable.
+    import threading
+
+    path = tmp_path / "s.sqlite"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("CREATE TABLE t (x)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO t VALUES (1)")
+    release = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    release.start()
+    t0 = time.monotonic()
+    with ResultsStore(path) as store:
+        assert len(store) == 0
+    assert time.monotonic() - t0 >= 0.25  # it waited for the writer
+    release.join()
+    other.close()
+
+
 def test_two_concurrent_sweeps_share_one_store(tmp_path):
     path = tmp_path / "s.sqlite"
     procs = [run_script(CONCURRENT_SCRIPT, str(path), order, str(tmp_path / f"{order}.csv"), stdout=subprocess.PIPE,
