@@ -62,6 +62,18 @@ struct gcx_req {
     int32_t tech[2]; /* technique payload (e.g. a predicted re-reference count) */
 };
 
+/* Bytes of the answer to request r, from the L2 or from the L1D that served it: a header, plus the
+ * data (a store's acknowledgement has none; an atomic returns the words it touched; a load, the
+ * sectors it asked for). */
+static inline uint32_t gcx_answer_bytes(const gcx_req *r)
+{
+    if (r->type == GCX_REQ_WRITE)
+        return 8;
+    if (r->type == GCX_REQ_ATOMIC)
+        return 8 + (uint32_t)gcx_popcount64(r->words) * 4;
+    return 8 + (uint32_t)gcx_popcount64(r->sectors) * 32;
+}
+
 /* Packets on the cluster network (l1d.sharing): the network has a request channel (to the L1D
  * r->home) and a reply channel (back to the SM r->sm), so a reply never waits behind a request. */
 enum gcx_cluster_kind {

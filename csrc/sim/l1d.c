@@ -590,9 +590,7 @@ static inline uint32_t cluster_bytes(const gcx_req *r)
     case GCX_CL_REQUEST:
         return 8 + (r->type == GCX_REQ_READ ? 0 : data_bytes(r));
     case GCX_CL_ANSWER:
-        if (r->type == GCX_REQ_WRITE)
-            return 8; /* a store's acknowledgement */
-        return 8 + (uint32_t)gcx_popcount64(r->sectors) * 32;
+        return gcx_answer_bytes(r);
     case GCX_CL_DATA:
         return 8 + (uint32_t)gcx_popcount64(r->sectors) * 32;
     default:

@@ -201,15 +201,6 @@ static int take_line(gcx_gpu *g, uint32_t p, uint32_t set, uint64_t now)
     return (int)line;
 }
 
-static inline uint32_t reply_bytes(const gcx_req *r)
-{
-    if (r->type == GCX_REQ_WRITE)
-        return 8; /* a store's acknowledgement: a header, no data */
-    if (r->type == GCX_REQ_ATOMIC)
-        return 8 + (uint32_t)gcx_popcount64(r->words) * 4;
-    return 8 + (uint32_t)gcx_popcount64(r->sectors) * 32;
-}
-
 /* Refuse the head request (GCX_FAIL_*: every way reserved, no MSHR entry, a full entry, no DRAM queue
  * room; GCX_FAIL_PORT: answers fill the hit pipeline and l2.queue). l2_stalls counts every refusal. */
 static int refuse(gcx_l2 *l2, int reason)
@@ -493,7 +484,7 @@ int gcx_l2_cycle(gcx_gpu *g, uint32_t p)
         if (gcx_xbar_can_send(&g->reply_net, p, r->sm, now)) {
             gcx_q_pop(&l2->reply_q);
             l2->in_flight--;
-            gcx_xbar_send(&g->reply_net, p, r->sm, r, reply_bytes(r), now);
+            gcx_xbar_send(&g->reply_net, p, r->sm, r, gcx_answer_bytes(r), now);
             progress = 1;
         }
     }
