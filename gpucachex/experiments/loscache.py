@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpucachex.experiments import by_workload, workload_classes
+from gpucachex.techniques.loscache import prediction_summary
 
 NAME = "loscache"
 TITLE = "LoSCache: locality-similarity L2 power gating (Tan, Yan, Song, Fu)"
@@ -74,7 +75,7 @@ def summarize(main, naive, per_sm=None, no_acks=None):
     out["accuracy_naive"] = nai["l2_prediction_accuracy"]
     out["accuracy_adaptive"] = los["l2_prediction_accuracy"]
     out["predictions_adaptive"] = los["l2_predictions"]
-    out["coverage"] = los["loscache_predicted_l2_accesses"] / los["l2_accesses"]
+    out["coverage"] = prediction_summary(los)["coverage"]
     out["under_adaptive"] = los["l2_under_predictions"]
     out["over_adaptive"] = los["l2_over_predictions"]
     out["early_gatings"] = los["l2_early_gatings"]
@@ -99,9 +100,14 @@ def summarize(main, naive, per_sm=None, no_acks=None):
         los_no_acks = no_acks[no_acks["mode"] == "LoSCache"]
         for scope, suffix in (("global", "no_acks"), ("per_sm", "no_acks_per_sm")):
             _variant(out, by_workload(los_no_acks, SCOPE, scope), no_acks_base, suffix)
-    out["pcs_per_table"] = los["loscache_table_inserts"] / los["loscache_predictor_ctas"]
+    out["pcs_per_table"] = _pcs_per_table(los)
     out.index.name = "workload"
     return out.reset_index()
+
+
+def _pcs_per_table(runs):
+    """PCs a predictor put in its SM's table, per run."""
+    return runs["loscache_table_inserts"] / runs["loscache_predictor_ctas"]
 
 
 def _variant(out, runs, base, suffix: str) -> None:
@@ -109,8 +115,8 @@ def _variant(out, runs, base, suffix: str) -> None:
     normalised to that variant's baseline `base`."""
     runs = runs.reindex(out.index)
     out[f"accuracy_{suffix}"] = runs["l2_prediction_accuracy"]
-    out[f"coverage_{suffix}"] = runs["loscache_predicted_l2_accesses"] / runs["l2_accesses"]
-    out[f"pcs_per_table_{suffix}"] = runs["loscache_table_inserts"] / runs["loscache_predictor_ctas"]
+    out[f"coverage_{suffix}"] = prediction_summary(runs)["coverage"]
+    out[f"pcs_per_table_{suffix}"] = _pcs_per_table(runs)
     out[f"time_{suffix}"] = runs["cycles"] / base["cycles"]
     out[f"on_{suffix}"] = runs["l2_on_fraction"]
     out[f"energy_{suffix}"] = runs["l2_energy_j"] / base["l2_energy_j"]
@@ -209,7 +215,7 @@ def _sweep_frame(ctx, name, main):
     base = main[main["mode"] == "baseline"].groupby("workload")[["l2_energy_j", "cycles"]].mean()
     frame["l2_energy_norm"] = frame["l2_energy_j"].to_numpy() / base["l2_energy_j"].reindex(frame["workload"]).to_numpy()
     frame["time_norm"] = frame["cycles"].to_numpy() / base["cycles"].reindex(frame["workload"]).to_numpy()
-    frame["coverage"] = frame["loscache_predicted_l2_accesses"] / frame["l2_accesses"]
+    frame["coverage"] = prediction_summary(frame)["coverage"]
     return frame
 
 
