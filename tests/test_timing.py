@@ -407,6 +407,27 @@ def test_allocate_on_fill_takes_no_line_out_of_service():
             assert r["l1d_fails_line_alloc"] == 0
 
 
+@pytest.mark.parametrize("gap,delay", [(32, 1), (35, 1), (35, 4)])
+def test_allocate_on_fill_finds_its_line_again_at_each_fill(gap, delay):
+    # One 1-way set of 32-byte sectors, allocate on fill. Warp 0 reads sector 0 of A (an L2 hit,
+    # A is copied in) and, before that fill, sector 1 of A: the entry waits for two fetches. Warp 1
+    # reads sector 0 of B (a DRAM miss), whose fill lands between A's two fills and evicts A's
+    # line. A's second fill must find no line of A and choose one again; put into the line B now
+    # holds, it would mark B's sector 1 valid, and warp 1's later read of it would hit without
+    # ever being fetched.
+    a, b = 0x40000, 0x80000
+    w0 = [ld(110, lanes(a, n=8))] + chain(gap) + [ld(111, lanes(a + 32, n=8))]
+    w1 = chain(delay) + [ld(112, lanes(b, n=8))] + chain(400) + [ld(113, lanes(b + 32, n=8))]
+    trace = build([KernelSpec([[w0, w1]])], memcpys=[(0, a, 4096)])
+    cfg = BASE.replace(**{"l1d.size_kb": 0.125, "l1d.ways": 1, "l1d.sector_bytes": 32, "l1d.allocate": "fill",
+                          "l2.prefill": True})
+    r = run(trace, cfg, detail=True)
+    assert r["l1d_pending_hits"] == 1  # A's second read waited in the entry: two fetches
+    assert r["l1d_fills"] == 4 and r["l1d_evictions"] == 3  # A s0, B s0 (evicts A), A s1 (evicts B), B s1
+    assert r["l1d_hits"] == 0 and r["l2_hits"] == 3  # B's sector 1 came from the L2
+    assert r["l1d_live_cycles"] + r["l1d_dead_nodata"] + r["l1d_dead_unused"] == r["l1d_line_cycles"]
+
+
 def test_queues_too_short_for_a_write_back_are_refused_when_built():
     # A miss that evicts a dirty line queues its fetch and the write-back together: with one entry
     # the L1D (or a DRAM channel) could never accept it, and the run would stall for good.

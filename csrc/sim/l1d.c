@@ -94,6 +94,15 @@ static void count_accept(gcx_gpu *g, gcx_sm *sm, uint64_t now)
         adm->ops->l1_outcome(adm, sm->id, 0, 1, now);
 }
 
+/* A tag comparison that changes nothing: the line whose tag is addr's, or GCX_NONE. */
+static inline uint32_t tag_line(const gcx_cache *c, uint64_t addr)
+{
+    uint64_t la = addr >> c->line_shift;
+    uint32_t set = gcx_cache_set_of(c, la);
+    int way = gcx_cache_find(c, set, la);
+    return way < 0 ? GCX_NONE : set * c->cfg.ways + (uint32_t)way;
+}
+
 /* Drop a valid line's data: statistics, the power technique, and a writeback if it is dirty. */
 static void drop_line(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now, int writeback_ok)
 {
@@ -413,15 +422,6 @@ int gcx_l1_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     return gcx_l1_access_private(g, sm, r, now);
 }
 
-/* A tag comparison that changes nothing: the line whose tag is addr's, or GCX_NONE. */
-static inline uint32_t tag_line(const gcx_cache *c, uint64_t addr)
-{
-    uint64_t la = addr >> c->line_shift;
-    uint32_t set = gcx_cache_set_of(c, la);
-    int way = gcx_cache_find(c, set, la);
-    return way < 0 ? GCX_NONE : set * c->cfg.ways + (uint32_t)way;
-}
-
 uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors)
 {
     const gcx_cache *c = &g->sms[sm].l1.tc.c;
@@ -499,9 +499,13 @@ void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     }
     uint8_t got = gcx_to_cache_sectors(r->sectors, c);
     e->received |= r->sectors;
-    if (!l1->off) {
-        if (line == GCX_NONE) {
-            /* Allocate on fill: the line is found or chosen now. */
+    if (g->cfg.l1d_allocate == GCX_ALLOC_ON_FILL) {
+        /* Allocate on fill: each fill finds its line, or chooses one, when it arrives. No line is
+         * reserved for an entry in this mode, so the line an earlier fill of the same entry chose (an
+         * entry can wait for several fetches of a sectored line) may have been evicted or invalidated
+         * since. A switched-off L1D was emptied and installs nothing: the data only answers. */
+        line = GCX_NONE;
+        if (!l1->off) {
             uint64_t la = e->addr;
             uint32_t set = gcx_cache_set_of(c, la);
             gcx_tcache_before_lookup(tc, set, now);
@@ -518,8 +522,10 @@ void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
             } else {
                 line = set * c->cfg.ways + (uint32_t)way;
             }
-            e->line = line; /* the waiting requests read it below */
         }
+        e->line = line;
+    }
+    if (!l1->off) {
         gcx_tcache_note_fill(tc, line, now, got);
         c->meta[line].valid |= got;
         bank_wait(g, l1, c->tag[line] << c->line_shift, now);
