@@ -524,6 +524,11 @@ void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
             }
         }
         e->line = line;
+    } else if (line != GCX_NONE && !l1->off && (c->tag[line] != e->addr || tc->mshr_of[line] != ei)) {
+        /* Allocate on miss: the line stays reserved for its entry until the entry's last fill. */
+        g->fault = "an L1D fill found the line reserved for its MSHR entry holding another block";
+        gcx_req_free(g, r);
+        return;
     }
     if (!l1->off) {
         gcx_tcache_note_fill(tc, line, now, got);
