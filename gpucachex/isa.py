@@ -27,7 +27,10 @@ OPCODE_TABLE: dict[str, tuple[int, int]] = {
     "LDC": (_L, Space.CONST), "ULDC": (_L, Space.CONST),
     # texture
     "TEX": (_L, Space.TEX), "TLD": (_L, Space.TEX), "TLD4": (_L, Space.TEX), "TXQ": (_L, Space.TEX),
-    "TMML": (_L, Space.TEX), "TXD": (_L, Space.TEX), "SULD": (_L, Space.TEX), "SUST": (_S, Space.TEX),
+    "TMML": (_L, Space.TEX), "TXD": (_L, Space.TEX), "TEXS": (_L, Space.TEX), "TLDS": (_L, Space.TEX),
+    "TLD4S": (_L, Space.TEX), "TXA": (_L, Space.TEX),
+    # surface memory (read, written and updated through the texture path)
+    "SULD": (_L, Space.TEX), "SUST": (_S, Space.TEX), "SUATOM": (_A, Space.TEX), "SURED": (_A, Space.TEX),
     # special function unit
     "MUFU": (OpClass.SFU, Space.NONE), "RRO": (OpClass.SFU, Space.NONE),
     # double precision
@@ -62,6 +65,11 @@ def register_opcode(base: str, op_class: str | int, space: str | int = "none") -
     if not isinstance(spc, int) or not 0 <= spc < len(Space.NAMES):
         raise ValueError(f"unknown memory space {space!r} (known: {', '.join(Space.NAMES)})")
     OPCODE_TABLE[base] = (cls, spc)
+
+
+def is_known(opcode: str) -> bool:
+    """Whether the classifier knows the base opcode; an unknown one it takes for ALU work."""
+    return opcode.split(".")[0] in OPCODE_TABLE
 
 
 def classify(opcode: str) -> tuple[int, int, int]:

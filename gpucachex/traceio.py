@@ -125,7 +125,25 @@ def _load_text(files: list[Path], memcpys, *, name: str, source: str, allow_miss
     opcodes = parser.opcodes()
     op_class, space, flags = isa.classify_table(opcodes)
     kernels = [_kernel_from_parse(i, f, info, op_class, space, flags) for i, (f, info) in enumerate(parsed)]
+    _refuse_unknown_memory_opcodes(files, kernels, opcodes)
     return Trace(kernels, opcodes, list(memcpys), name=name, source=source)
+
+
+def _refuse_unknown_memory_opcodes(files: list[Path], kernels: list[Kernel], opcodes: list[str]) -> None:
+    """An opcode the classifier does not know is ALU work, but one that carries addresses is a memory
+    instruction: taken for ALU work, its accesses would silently vanish from the run."""
+    unknown = np.array([not isa.is_known(op) for op in opcodes], dtype=bool)
+    for i, (f, k) in enumerate(zip(files, kernels)):
+        rows = np.flatnonzero((k.width > 0) & unknown[k.opcode]) if k.n_insts else ()
+        if len(rows):
+            bad = int(rows[0])
+            opcode = opcodes[int(k.opcode[bad])]
+            base = opcode.split(".")[0]
+            raise ValueError(
+                f"{f}: kernel {i + 1} {k.name!r}: instruction {bad} (PC {int(k.pc[bad]):#06x}) is {opcode!r}, which "
+                f"carries {int(k.width[bad])}-byte memory accesses, but gpucachex does not know the opcode "
+                f"{base!r} and would take it for ALU work, ignoring its accesses; teach it first, e.g. "
+                f"gpucachex.isa.register_opcode({base!r}, 'load', 'global')")
 
 
 def _kernel_from_parse(index: int, path: Path, info: dict, op_class, space, flags) -> Kernel:

@@ -255,6 +255,36 @@ def test_user_registered_opcodes_classify_loaded_traces(tmp_path):
     assert k.space.tolist() == [Space.GLOBAL, Space.NONE] and k.flags.tolist() == [1, 0]
 
 
+def test_an_unknown_opcode_with_addresses_is_an_error_not_an_alu_instruction(tmp_path):
+    # Unknown opcodes are ALU work, but one that carries addresses is a memory instruction the
+    # classifier does not know: taken for ALU work, its accesses would vanish from the run.
+    lines = ["0010 00000001 1 R2 LDG.E 1 R4 4 1 0x40 0", "0020 00000003 1 R3 LDGX.E.CG 1 R4 4 1 0x80 4",
+             "0030 00000001 1 R5 FOO 1 R4 0", "0040 ffffffff 0 EXIT 0 0"]
+    path = write(tmp_path, header() + tb(0, {0: lines}))
+    with pytest.raises(ValueError, match=re.escape(f"{path}: kernel 1 '_Z3fooPf': instruction 1 (PC 0x0020) is "
+                                                   "'LDGX.E.CG', which carries 4-byte memory accesses, but gpucachex "
+                                                   "does not know the opcode 'LDGX'")
+                       + r".*register_opcode\('LDGX', 'load', 'global'\)"):
+        gpucachex.load_trace(path)
+    isa.register_opcode("LDGX", "load", "global")
+    try:
+        k = gpucachex.load_trace(path).kernels[0]
+    finally:
+        del isa.OPCODE_TABLE["LDGX"]
+    # The unknown FOO, which carries no address, stays ALU work.
+    assert k.op_class.tolist() == [OpClass.LOAD, OpClass.LOAD, OpClass.ALU, OpClass.EXIT]
+    assert k.addresses.tolist() == [0x40, 0x80, 0x84]
+
+
+@pytest.mark.parametrize("opcode,cls", [("TEXS", OpClass.LOAD), ("TLDS.LZ", OpClass.LOAD), ("TLD4S", OpClass.LOAD),
+                                        ("SUATOM.D", OpClass.ATOMIC), ("SURED.E", OpClass.ATOMIC),
+                                        ("CCTL.E", OpClass.MEMBAR)])
+def test_texture_surface_and_cache_control_opcodes_may_carry_addresses(tmp_path, opcode, cls):
+    k = one_kernel(tmp_path, [f"0010 00000001 1 R2 {opcode} 1 R4 4 1 0x40 0", "0020 ffffffff 0 EXIT 0 0"])
+    assert k.op_class[0] == cls and k.space[0] == (Space.NONE if cls == OpClass.MEMBAR else Space.TEX)
+    assert k.width[0] == 4 and k.addresses.tolist() == [0x40]
+
+
 def test_kernelslist_memcpys_xz_and_missing_ctas(tmp_path):
     k1 = header(grid=(2, 1, 1)) + tb(0, {0: ["0010 ffffffff 0 EXIT 0 0"]}) + tb(1, {0: ["0010 ffffffff 0 EXIT 0 0"]})
     write(tmp_path, k1, "kernel-1.traceg")
