@@ -94,15 +94,6 @@ static void count_accept(gcx_gpu *g, gcx_sm *sm, uint64_t now)
         adm->ops->l1_outcome(adm, sm->id, 0, 1, now);
 }
 
-/* A tag comparison that changes nothing: the line whose tag is addr's, or GCX_NONE. */
-static inline uint32_t tag_line(const gcx_cache *c, uint64_t addr)
-{
-    uint64_t la = addr >> c->line_shift;
-    uint32_t set = gcx_cache_set_of(c, la);
-    int way = gcx_cache_find(c, set, la);
-    return way < 0 ? GCX_NONE : set * c->cfg.ways + (uint32_t)way;
-}
-
 /* Drop a valid line's data: statistics, the power technique, and a writeback if it is dirty. */
 static void drop_line(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now, int writeback_ok)
 {
@@ -420,6 +411,15 @@ int gcx_l1_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
             return rc;
     }
     return gcx_l1_access_private(g, sm, r, now);
+}
+
+/* A tag comparison that changes nothing: the line whose tag is addr's, or GCX_NONE. */
+static inline uint32_t tag_line(const gcx_cache *c, uint64_t addr)
+{
+    uint64_t la = addr >> c->line_shift;
+    uint32_t set = gcx_cache_set_of(c, la);
+    int way = gcx_cache_find(c, set, la);
+    return way < 0 ? GCX_NONE : set * c->cfg.ways + (uint32_t)way;
 }
 
 uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors)
