@@ -134,8 +134,8 @@ def _refuse_unknown_memory_opcodes(files: list[Path], kernels: list[Kernel], opc
     instruction: taken for ALU work, its accesses would silently vanish from the run."""
     unknown = np.array([not isa.is_known(op) for op in opcodes], dtype=bool)
     for i, (f, k) in enumerate(zip(files, kernels)):
-        rows = np.flatnonzero((k.width > 0) & unknown[k.opcode]) if k.n_insts else ()
-        if len(rows):
+        rows = np.flatnonzero((k.width > 0) & unknown[k.opcode])
+        if rows.size:
             bad = int(rows[0])
             opcode = opcodes[int(k.opcode[bad])]
             base = opcode.split(".")[0]
