@@ -130,6 +130,38 @@ def test_cli_sweep_writes_csv_and_parquet_and_resumes(registry, tmp_path, capsys
     assert "4 runs: 4 from the store" in capsys.readouterr().out.splitlines()[-1]
 
 
+@pytest.mark.parametrize("edits, message", [
+    ([('workloads = ["vectoradd", "sgemm"]', 'workloads = "vectoradd"')],
+     "'workloads' must be a list of workload names or trace paths (strings), got 'vectoradd'"),
+    ([('workloads = ["vectoradd", "sgemm"]', 'workloads = ["vectoradd", 3]')], "'workloads' must be a list"),
+    ([('preset = "gtx480"', 'preset = 480')], "'preset' must be a string, got 480"),
+    ([('seeds = [0]', 'seeds = [0, true]')], "'seeds' must be a list of non-negative integers"),
+    # a table turned into a plain value, which TOML wants before the first table
+    ([('[set]\n"l1d.hit_latency" = 24\n', ''), ('title =', 'set = 5\ntitle =')], "'set' must be a table"),
+    ([('[grid]\n"l1d.ways" = [2, 4]\n', ''), ('title =', 'grid = 4\ntitle =')], "'grid' must be a table of swept keys"),
+    ([('[quick]\nsize = "tiny"\n', ''), ('title =', 'quick = "tiny"\ntitle =')], "'quick' must be a table"),
+    ([('size = "tiny"', 'size = 1')], "[quick]: 'size' must be a string, got 1"),
+    ([('"l1d.ways" = [2, 4]', '"l1d.ways" = [2, 4]\n"l1d.hit_latency" = [20, 28]')],
+     "['l1d.hit_latency'] both fixed in [set] and swept in [grid]"),
+    ([('size = "tiny"', 'size = "tiny"\ngrid = { "l1d.hit_latency" = [20] }')],
+     "with its [quick] table: ['l1d.hit_latency'] both fixed in [set] and swept in [grid]"),
+])
+def test_sweep_spec_types_are_checked_before_any_run(registry, tmp_path, capsys, edits, message):
+    """A spec value of the wrong type is refused by name before anything runs, in the full and the quick
+    variant alike; a string of workloads would otherwise be swept letter by letter."""
+    text = SPEC
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new)
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    out = tmp_path / "o"
+    assert cli.main(["sweep", str(bad), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and message in err
+    assert not out.exists()
+
+
 def test_cli_sweep_errors(registry, tmp_path, capsys):
     assert cli.main(["sweep", str(tmp_path / "none.toml")]) == 2
     assert "no sweep spec" in capsys.readouterr().err

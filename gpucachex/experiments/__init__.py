@@ -14,7 +14,7 @@ A spec looks like:
     "l1d.allocate" = "miss"
     [grid]                     # swept keys: the cartesian product (gpucachex.sweep also takes
     "l2.power" = ["none", "loscache", "ideal_gating"]   # [grid.zip], [[grid.when]], "label", [[grid]])
-    [quick]                    # what --quick changes (any of the above)
+    [quick]                    # what --quick changes (any of the above); a key is in [set] or [grid], not both
     size = "small"
     workloads = ["sgemm", "bfs"]
 """
@@ -82,10 +82,15 @@ def load_spec(name_or_path: str | Path, quick: bool = False) -> dict[str, Any]:
         if required not in spec:
             raise ValueError(f"{path}: missing '{required}'")
     q = spec.pop("quick", {})
+    if not isinstance(q, dict):
+        raise ValueError(f"{path}: 'quick' must be a table of the keys --quick changes, got {q!r}")
+    bad = set(q) - (SPEC_KEYS - {"quick"})
+    if bad:
+        raise ValueError(f"{path}: unknown keys in [quick]: {sorted(bad)}")
+    _check_spec_types(q, f"{path} [quick]")
+    _check_spec_types(spec, str(path))
+    _check_spec_types({**spec, **q}, f"{path} with its [quick] table")
     if quick:
-        bad = set(q) - SPEC_KEYS
-        if bad:
-            raise ValueError(f"{path}: unknown keys in [quick]: {sorted(bad)}")
         spec.update(q)
     spec.setdefault("size", "small")
     spec.setdefault("seeds", [0])
@@ -94,6 +99,35 @@ def load_spec(name_or_path: str | Path, quick: bool = False) -> dict[str, Any]:
     spec["path"] = str(path)
     spec["name"] = path.stem
     return spec
+
+
+def _check_spec_types(spec: dict[str, Any], where: str) -> None:
+    """Each key of a spec (or of its [quick] table) has the TOML type it needs, and no key is both fixed
+    in [set] and swept in a flat [grid] (the grid's values would silently replace the fixed one)."""
+    def fail(key: str, want: str) -> None:
+        raise ValueError(f"{where}: '{key}' must be {want}, got {spec[key]!r}")
+
+    for key in ("title", "notes", "preset", "size"):
+        if key in spec and not isinstance(spec[key], str):
+            fail(key, "a string")
+    if "workloads" in spec:
+        w = spec["workloads"]
+        if not isinstance(w, list) or not all(isinstance(x, str) for x in w):
+            fail("workloads", "a list of workload names or trace paths (strings)")
+    if "seeds" in spec:
+        s = spec["seeds"]
+        if not isinstance(s, list) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in s):
+            fail("seeds", "a list of non-negative integers")
+    if "set" in spec and not isinstance(spec["set"], dict):
+        fail("set", "a table of configuration keys and values")
+    grid = spec.get("grid")
+    if grid is not None and not (isinstance(grid, dict)
+                                 or (isinstance(grid, list) and all(isinstance(g, dict) for g in grid))):
+        fail("grid", "a table of swept keys, or a list of such tables ([[grid]])")
+    if isinstance(spec.get("set"), dict) and isinstance(grid, dict):
+        both = sorted(set(spec["set"]) & set(grid))
+        if both:
+            raise ValueError(f"{where}: {both} both fixed in [set] and swept in [grid]; keep each key in one")
 
 
 def spec_workloads(spec: dict[str, Any]) -> list[str]:
