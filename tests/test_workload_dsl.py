@@ -156,7 +156,11 @@ def test_out_of_bounds_index_is_an_error():
 
 @pytest.mark.parametrize("make, message", [
     (lambda p: p.kernel("k", grid=0, block=32), "grid dimensions must be at least 1"),
-    (lambda p: p.kernel("k", grid=1, block=2048), "2048 threads per CTA"),
+    (lambda p: p.kernel("k", grid=1, block=(32, 64)), "2048 threads per CTA"),
+    (lambda p: p.kernel("k", grid=1, block=2048), r"block dimensions \(2048, 1, 1\) exceed CUDA's limits"),
+    (lambda p: p.kernel("k", grid=1, block=(1, 1, 65)), r"block dimensions \(1, 1, 65\) exceed"),
+    (lambda p: p.kernel("k", grid=(1, 65536), block=32), r"grid dimensions \(1, 65536, 1\) exceed"),
+    (lambda p: p.kernel("k", grid=2**31, block=32), "exceed CUDA's limits"),
     (lambda p: p.array("x", 4, "f33"), "unknown element type 'f33'"),
     (lambda p: p.array("x", 0), "needs at least one element"),
 ])
@@ -233,3 +237,29 @@ def test_shared_index_arrays_are_read_only():
         with pytest.raises(ValueError, match="read-only"):
             k.active[0] = False
         assert (k.threadIdx.x == np.tile(np.arange(32), 2)).all()
+
+
+def test_a_trace_too_big_for_memory_is_refused_before_the_os_kills_it(monkeypatch):
+    """A kernel whose thread slots alone exceed the machine's memory is refused at launch; a program
+    whose kernels grow past half of it (a long time-step loop) stops at the kernel that crosses it."""
+    from gpucachex.workloads import dsl
+
+    monkeypatch.setattr(dsl, "memory_bytes", lambda: 1 << 20)   # a machine with 1 MiB
+    p = Program("big")
+    with pytest.raises(MemoryError, match=r"kernel 'k': 16,384 threads \(grid \(64, 1, 1\), block \(256, 1, 1\)\) "
+                                          r"need about 0\.0 GiB to trace, more than this machine's 0\.0 GiB"):
+        p.kernel("k", grid=64, block=256)
+    assert p._open is None                                     # nothing half-launched
+    x = p.array("x", 1 << 14)
+    for step in range(100):
+        try:
+            with p.kernel("step", grid=2, block=256) as k:     # 512 slots x 128 B fit
+                k.store(x, k.global_tid, k.load(x, k.global_tid))
+        except MemoryError as e:
+            assert f"program 'big': its {step + 1} kernels so far take" in str(e)
+            assert "over half this machine's" in str(e)
+            break
+    else:
+        pytest.fail("a trace past half the memory was not refused")
+    assert 0 < len(p.kernels) == step and p._open is None
+    assert sum(k.addresses.nbytes for k in p.kernels) <= 1 << 19

@@ -143,10 +143,23 @@ def test_bad_requests_name_the_problem():
         workloads.make("gemm", "tiny", ni="x")
     with pytest.raises(TypeError, match="got True"):
         workloads.make("bfs", "tiny", nodes=True)
-    with pytest.raises(ValueError, match=r"'bfs' at size 'tiny' cannot be built with nodes=-5, seed=0: "):
-        workloads.make("bfs", "tiny", nodes=-5)
-    with pytest.raises(ValueError, match=r"'vectoradd' at size 'tiny' cannot be built with n=50000, block=0: "):
-        workloads.make("vectoradd", "tiny", block=0)
+    with pytest.raises(ValueError, match=r"'lib' at size 'tiny' cannot be built with npath=256, nn=1, nmat=4, "):
+        workloads.make("lib", "tiny", nn=1)
+    # Counts, dimensions and iterations start at 1, seeds (and what a model declares) at 0: a zero or
+    # negative count would build an empty or meaningless trace
+    for name, key, value in [("vectoradd", "block", 0), ("bfs", "nodes", -5), ("hotspot", "sim_time", 0),
+                             ("stencil", "iterations", -1), ("myocyte", "launches", 0), ("cfd", "iterations", -1)]:
+        with pytest.raises(ValueError, match=rf"'{name}': parameter {key} must be at least 1, got {value}"):
+            workloads.make(name, "tiny", **{key: value})
+    with pytest.raises(ValueError, match="parameter seed must be at least 0, got -1"):
+        workloads.make("bfs", "tiny", seed=-1)
+    with pytest.raises(ValueError, match="parameter range_size must be at least 0, got -1"):
+        workloads.make("btree", "tiny", range_size=-1)
+    assert len(workloads.make("btree", "tiny", queries=0).kernels) == 1
+    with pytest.raises(ValueError, match="'btree' at size 'tiny' with .*queries=0, range_queries=0.* launches no kernel"):
+        workloads.make("btree", "tiny", queries=0, range_queries=0)
+    with pytest.raises(TypeError, match="'lib': parameter greeks must be True or False, got -1"):
+        workloads.make("lib", "tiny", greeks=-1)
     assert workloads.make("gemm", "tiny", ni=None).summary() == workloads.make("gemm", "tiny").summary()
 
 
@@ -485,3 +498,20 @@ def test_cli_describes_and_generates(capsys):
     assert "unknown workload 'nope'" in capsys.readouterr().err
     assert cli_main(["workloads", "sgemm", "--size", "tiny", "--param", "m=1"]) == 2
     assert "has no parameter 'm'" in capsys.readouterr().err
+
+
+def test_every_parameter_can_be_overridden_by_keyword():
+    """make(name, size, **params) passes every parameter, so none may be called 'size' (gaussian's
+    matrix dimension is n); a model declaring one is refused at registration."""
+    from gpucachex.workloads.spec import ModelSpec
+
+    for name in workloads.names():
+        assert "size" not in workloads.info(name)["defaults"], name
+    assert workloads.make("gaussian", "tiny", n=8).kernels[0].attrs["params"] == {"n": 8}
+    assert len(workloads.make("gaussian", "tiny", n=8).kernels) == 2 * 7   # Fan1 and Fan2 per pivot
+
+    def build(size: int = 4):
+        raise AssertionError("never built")
+
+    with pytest.raises(ValueError, match="model 'm': a parameter may not be called 'size'"):
+        ModelSpec("m", "streaming", "d", "s", {s: {} for s in workloads.SIZES}, build)

@@ -78,6 +78,12 @@ def make(name: str, size: str = "small", **params) -> Trace:
             raise  # the model's own sizes: a defect of the model, not of the caller's input
         given = ", ".join(f"{k}={v!r}" for k, v in args.items())
         raise ValueError(f"{name!r} at size {size!r} cannot be built with {given}: {e}") from e
+    except MemoryError as e:
+        given = ", ".join(f"{k}={v!r}" for k, v in args.items())
+        raise MemoryError(f"{name!r} at size {size!r} with {given} does not fit in memory: {e}") from e
+    if not trace.kernels:  # e.g. btree with neither point nor range queries: nothing to simulate
+        given = ", ".join(f"{k}={v!r}" for k, v in args.items())
+        raise ValueError(f"{name!r} at size {size!r} with {given} launches no kernel")
     trace.name = name
     trace.source = m.source
     for k in trace.kernels:

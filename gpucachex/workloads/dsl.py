@@ -39,6 +39,7 @@ sorts all rows by (CTA, warp, program order) at once.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from dataclasses import dataclass
 from typing import Iterator
@@ -61,6 +62,16 @@ DTYPE_BYTES = {
     "f32": 4, "i32": 4, "u32": 4, "f64": 8, "i64": 8, "u64": 8,
     "f32x2": 8, "i32x2": 8, "u32x2": 8, "f32x4": 16, "i32x4": 16, "u32x4": 16,
 }
+
+# CUDA's launch limits (compute capability 3.0 and later): grid x, y, z and block x, y, z.
+MAX_GRID = (2**31 - 1, 65535, 65535)
+MAX_BLOCK = (1024, 1024, 64)
+
+# Bytes per thread slot a kernel's tracing holds at once, at the least: its int64 index arrays
+# (threadIdx, blockIdx, linear ids) and a few instructions' per-slot addresses (vectoradd, three
+# memory instructions, peaks at 123 B per slot). A kernel needing more than the machine's memory is
+# refused up front instead of being killed by the OS half-way.
+SLOT_BYTES = 128
 
 _WIDTH_SUFFIX = {1: ".U8", 2: ".U16", 4: "", 8: ".64", 16: ".128"}
 _POP16 = np.array([bin(i).count("1") for i in range(1 << 16)], dtype=np.uint8)
@@ -108,14 +119,24 @@ def _elem_bytes(dtype) -> int:
     return DTYPE_BYTES[dtype]
 
 
-def _dim3(d, what: str) -> tuple[int, int, int]:
+def _dim3(d, what: str, limits: tuple[int, int, int]) -> tuple[int, int, int]:
     t = (d,) if isinstance(d, (int, np.integer)) else tuple(d)
     if not 1 <= len(t) <= 3 or any(not isinstance(v, (int, np.integer)) or isinstance(v, bool) for v in t):
         raise ValueError(f"{what} must be an int or a tuple of 1 to 3 ints, got {d!r}")
     t = tuple(int(v) for v in t) + (1,) * (3 - len(t))
     if any(v < 1 for v in t):
         raise ValueError(f"{what} dimensions must be at least 1, got {t}")
+    if any(v > lim for v, lim in zip(t, limits)):
+        raise ValueError(f"{what} dimensions {t} exceed CUDA's limits {limits}")
     return t
+
+
+def memory_bytes() -> int | None:
+    """Physical memory of this machine, or None where the OS does not tell."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 class Program:
@@ -132,6 +153,7 @@ class Program:
         self.opcodes: list[str] = []
         self._opcode_index: dict[str, int] = {}
         self._open: KernelBuilder | None = None
+        self._traced_bytes = 0   # the kernels' columns and addresses so far
 
     # ---- memory ---------------------------------------------------------------------------
     def array(self, name: str, n: int, dtype="f32", *, copy_in: bool = True) -> Array:
@@ -162,8 +184,8 @@ class Program:
         """Launch a kernel: returns its builder, also usable as ``with p.kernel(...) as k:``."""
         if self._open is not None:
             raise RuntimeError(f"kernel {self._open.name!r} is still open: end it before launching {name!r}")
-        k = KernelBuilder(self, name, _dim3(grid, "grid"), _dim3(block, "block"), regs=regs,
-                          dynamic_shared=dynamic_shared, anchor=sys._getframe(1))
+        k = KernelBuilder(self, name, _dim3(grid, "grid", MAX_GRID), _dim3(block, "block", MAX_BLOCK),
+                          regs=regs, dynamic_shared=dynamic_shared, anchor=sys._getframe(1))
         self._open = k
         return k
 
@@ -211,6 +233,11 @@ class KernelBuilder:
         self.n_warps = self.n_ctas * self.warps_per_cta
         self.n_slots = self.n_warps * WARP_SIZE
         self.n_threads = self.n_ctas * self.threads_per_cta
+        memory = memory_bytes()
+        if memory is not None and self.n_slots * SLOT_BYTES > memory:
+            raise MemoryError(f"kernel {name!r}: {self.n_threads:,} threads (grid {grid}, block {block}) need about "
+                              f"{self.n_slots * SLOT_BYTES / 2**30:,.1f} GiB to trace, more than this machine's "
+                              f"{memory / 2**30:,.1f} GiB")
         self.blockDim = _Dim(*block)
         self.gridDim = _Dim(*grid)
         self._anchor = anchor
@@ -702,6 +729,15 @@ class KernelBuilder:
         self._ended = True
         kernel = self._build()
         prog = self.program
+        prog._traced_bytes += kernel.addresses.nbytes + sum(c.nbytes for c in kernel.columns().values())
+        memory = memory_bytes()
+        if memory is not None and prog._traced_bytes > memory // 2:
+            # Kernels launched in a long loop (iterations, time steps) grow the trace until the OS kills
+            # the process; stop while there is memory left to report it.
+            prog._open = None
+            raise MemoryError(f"program {prog.name!r}: its {len(prog.kernels) + 1} kernels so far take "
+                              f"{prog._traced_bytes / 2**30:,.1f} GiB, over half this machine's "
+                              f"{memory / 2**30:,.1f} GiB")
         if self._local_words:
             prog._heap = self._local_base + -(-(self._local_words * 4 * self.n_threads) // LOCAL_ALIGN) * LOCAL_ALIGN
         prog.kernels.append(kernel)

@@ -35,6 +35,9 @@ class ModelSpec:
     source: str               # suite, benchmark, kernel(s), file
     sizes: dict[str, dict]    # size name -> parameters overriding the build defaults
     build: Callable[..., Trace] = field(repr=False)
+    # Smallest value of each integer parameter; 1 when not listed (a count, a dimension, an iteration
+    # number), so 0 or a negative value is refused before the model builds anything.
+    minimum: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.klass not in CLASSES:
@@ -42,6 +45,11 @@ class ModelSpec:
         if set(self.sizes) != set(SIZES):
             raise ValueError(f"model {self.name!r}: sizes must be exactly {SIZES}, got {tuple(self.sizes)}")
         known = self.defaults()
+        if "size" in known:  # make(name, size, **params) could not pass it
+            raise ValueError(f"model {self.name!r}: a parameter may not be called 'size' (the size name is)")
+        unknown = set(self.minimum) - set(known)
+        if unknown:
+            raise ValueError(f"model {self.name!r}: minimum names unknown parameters {sorted(unknown)}")
         for size, params in self.sizes.items():
             unknown = set(params) - set(known)
             if unknown:
@@ -62,9 +70,14 @@ class ModelSpec:
         hints = typing.get_type_hints(self.build) if overrides else {}  # string annotations too
         for key, value in overrides.items():
             kind = hints.get(key)
+            if kind is bool and not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{self.name!r}: parameter {key} must be True or False, got {value!r}")
             if kind not in (int, int | None) or (value is None and kind is not int):
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
                 allowed = "an integer" if kind is int else "an integer or None"
                 raise TypeError(f"{self.name!r}: parameter {key} must be {allowed}, got {value!r}")
+            low = self.minimum.get(key, 1)
+            if value < low:
+                raise ValueError(f"{self.name!r}: parameter {key} must be at least {low}, got {value}")
         return {**known, **self.sizes[size], **overrides}

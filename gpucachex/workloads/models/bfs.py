@@ -121,4 +121,5 @@ MODEL = ModelSpec(
     sizes={"tiny": dict(nodes=1024), "small": dict(nodes=16384), "medium": dict(nodes=262144),
            "large": dict(nodes=1048576)},
     build=build,
+    minimum={"seed": 0},
 )

@@ -228,4 +228,5 @@ MODEL = ModelSpec(
            "medium": dict(keys=1048576, queries=4096, range_queries=2048),
            "large": dict(keys=1048576, queries=10000, range_queries=6000)},
     build=build,
+    minimum={"queries": 0, "range_queries": 0, "range_size": 0, "seed": 0},
 )

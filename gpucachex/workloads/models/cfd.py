@@ -160,4 +160,5 @@ MODEL = ModelSpec(
     sizes={"tiny": dict(nel=384), "small": dict(nel=6144), "medium": dict(nel=24576, iterations=2),
            "large": dict(nel=97046, iterations=2)},
     build=build,
+    minimum={"seed": 0},
 )

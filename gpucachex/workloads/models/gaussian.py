@@ -2,7 +2,7 @@
 
 Source: Rodinia, gaussian, kernels ``Fan1`` and ``Fan2`` (gaussian.cu).
 
-For t = 0 .. Size-2 the host launches Fan1<<<ceil(Size/512), 512>>> and
+Size is the parameter n. For t = 0 .. Size-2 the host launches Fan1<<<ceil(Size/512), 512>>> and
 Fan2<<<(ceil(Size/4), ceil(Size/4)), (4, 4)>>> (MAXBLOCKSIZE = 512, BLOCK_SIZE_XY = 4).
 Fan1: if (threadIdx.x + blockIdx.x*blockDim.x >= Size-1-t) return; m[Size*(tid+t+1) + t] =
 a[Size*(tid+t+1) + t] / a[Size*t + t] (a column: one row per lane). Fan2: return if xidx >=
@@ -18,25 +18,25 @@ MAXBLOCKSIZE = 512
 BLOCK_SIZE_XY = 4
 
 
-def build(size: int = 64):
-    if size < 2:
-        raise ValueError(f"gaussian: size must be at least 2, got {size}")
+def build(n: int = 64):
+    if n < 2:
+        raise ValueError(f"gaussian: n must be at least 2, got {n}")
     p = Program("gaussian", source=MODEL.source)
-    m = p.array("m_cuda", size * size)
-    a = p.array("a_cuda", size * size)
-    b = p.array("b_cuda", size)
-    g1 = -(-size // MAXBLOCKSIZE)
-    g2 = -(-size // BLOCK_SIZE_XY)
-    for t in range(size - 1):
+    m = p.array("m_cuda", n * n)
+    a = p.array("a_cuda", n * n)
+    b = p.array("b_cuda", n)
+    g1 = -(-n // MAXBLOCKSIZE)
+    g2 = -(-n // BLOCK_SIZE_XY)
+    for t in range(n - 1):
         with p.kernel("Fan1", grid=g1, block=MAXBLOCKSIZE, regs=10) as k:
             tid = k.blockIdx.x * MAXBLOCKSIZE + k.threadIdx.x
             k.alu(op="S2R", count=2)
             k.alu(op="IMAD")
             k.alu(op="ISETP.GE.AND")
-            k.exit_where(tid >= size - 1 - t)
-            row = size * (tid + t + 1) + t
+            k.exit_where(tid >= n - 1 - t)
+            row = n * (tid + t + 1) + t
             num = k.load(a, row)
-            den = k.load(a, size * t + t)
+            den = k.load(a, n * t + t)
             q = k.alu(num, k.sfu(den, op="MUFU.RCP"), op="FFMA", count=3)
             k.store(m, row, q)
         with p.kernel("Fan2", grid=(g2, g2), block=(BLOCK_SIZE_XY, BLOCK_SIZE_XY), regs=12) as k:
@@ -45,16 +45,16 @@ def build(size: int = 64):
             k.alu(op="S2R", count=4)
             k.alu(op="IMAD", count=2)
             k.alu(op="ISETP.GE.AND")
-            k.exit_where(xidx >= size - 1 - t)
+            k.exit_where(xidx >= n - 1 - t)
             k.alu(op="ISETP.GE.AND")
-            k.exit_where(yidx >= size - t)
-            target = size * (xidx + 1 + t) + (yidx + t)
-            mv = k.load(m, size * (xidx + 1 + t) + t)
-            at = k.load(a, size * t + (yidx + t))
+            k.exit_where(yidx >= n - t)
+            target = n * (xidx + 1 + t) + (yidx + t)
+            mv = k.load(m, n * (xidx + 1 + t) + t)
+            at = k.load(a, n * t + (yidx + t))
             av = k.load(a, target)
             k.store(a, target, k.alu(av, mv, at, op="FFMA"))
             with k.where(yidx == 0):
-                mv = k.load(m, size * (xidx + 1 + t) + (yidx + t))
+                mv = k.load(m, n * (xidx + 1 + t) + (yidx + t))
                 bt = k.load(b, t)
                 bv = k.load(b, xidx + 1 + t)
                 k.store(b, xidx + 1 + t, k.alu(bv, mv, bt, op="FFMA"))
@@ -66,6 +66,6 @@ MODEL = ModelSpec(
     klass="low-utilisation",
     description="gaussian: Fan1/Fan2 per pivot; 16-thread CTAs and retiring rows leave lanes idle",
     source="Rodinia gaussian: Fan1, Fan2 (gaussian.cu)",
-    sizes={"tiny": dict(size=16), "small": dict(size=64), "medium": dict(size=128), "large": dict(size=256)},
+    sizes={"tiny": dict(n=16), "small": dict(n=64), "medium": dict(n=128), "large": dict(n=256)},
     build=build,
 )

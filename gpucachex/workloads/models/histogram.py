@@ -93,4 +93,5 @@ MODEL = ModelSpec(
     sizes={"tiny": dict(byte_count=1 << 14, partial_count=16), "small": dict(byte_count=1 << 20),
            "medium": dict(byte_count=1 << 24), "large": dict(byte_count=1 << 26)},
     build=build,
+    minimum={"seed": 0},
 )

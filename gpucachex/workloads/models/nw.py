@@ -96,4 +96,5 @@ MODEL = ModelSpec(
     source="Rodinia nw: needle_cuda_shared_1, needle_cuda_shared_2 (needle_kernel.cu)",
     sizes={"tiny": dict(n=64), "small": dict(n=320), "medium": dict(n=1024), "large": dict(n=2048)},
     build=build,
+    minimum={"penalty": 0},
 )
