@@ -161,6 +161,8 @@ def test_out_of_bounds_index_is_an_error():
     (lambda p: p.kernel("k", grid=1, block=(1, 1, 65)), r"block dimensions \(1, 1, 65\) exceed"),
     (lambda p: p.kernel("k", grid=(1, 65536), block=32), r"grid dimensions \(1, 65536, 1\) exceed"),
     (lambda p: p.kernel("k", grid=2**31, block=32), "exceed CUDA's limits"),
+    (lambda p: p.kernel("k", grid=1, block=32, regs=256), "regs must be between 0 and 255, got 256"),
+    (lambda p: p.kernel("k", grid=1, block=32, dynamic_shared=-5), "dynamic_shared must be at least 0 bytes"),
     (lambda p: p.array("x", 4, "f33"), "unknown element type 'f33'"),
     (lambda p: p.array("x", 0), "needs at least one element"),
 ])
