@@ -301,6 +301,13 @@ def _sweep_options(args) -> dict:
         raise CliError("--address needs --executor dask")
     if args.jobs is not None and args.jobs < 1:
         raise CliError(f"--jobs must be at least 1, got {args.jobs}")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out {out} is a file, not a folder")
+    try:  # before anything runs: a folder that cannot be made would otherwise fail after the sweep
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"--out {out}: cannot create the folder ({exc.strerror})") from None
     options = {"executor": "local" if args.executor == "threads" else args.executor, "progress": not args.no_progress}
     if args.address:
         options["address"] = args.address

@@ -100,7 +100,10 @@ class ResultsStore:
         self.path = Path(path)
         if self.path.is_dir():
             raise StoreError(f"{self.path} is a directory; give the store's file name (e.g. {self.path / 'store.sqlite'})")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot create its folder {self.path.parent} ({exc.strerror})") from None
         self._lock = threading.RLock()
         try:
             # Autocommit mode: transactions are opened explicitly (BEGIN IMMEDIATE) around each write.

@@ -162,6 +162,26 @@ def test_sweep_spec_types_are_checked_before_any_run(registry, tmp_path, capsys,
     assert not out.exists()
 
 
+def test_unusable_output_folders_and_stores_stop_before_any_run(registry, tmp_path, capsys):
+    """An --out that is a file or below one, or a store whose folder cannot be made, is a clear error
+    before anything is simulated, not a traceback after the whole sweep."""
+    spec = registry / "tiny_ways.toml"
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    assert cli.main(["sweep", str(spec), "--quick", "--out", str(a_file), "--no-progress"]) == 2
+    assert f"--out {a_file} is a file, not a folder" in capsys.readouterr().err
+    below = a_file / "sub"
+    assert cli.main(["sweep", str(spec), "--quick", "--out", str(below), "--no-store", "--no-progress"]) == 2
+    assert f"--out {below}: cannot create the folder (Not a directory)" in capsys.readouterr().err
+    assert cli.main(["reproduce", "--quick", "--only", "tiny", "--out", str(a_file), "--no-progress"]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+    store = a_file / "results.sqlite"
+    out = tmp_path / "out"
+    assert cli.main(["sweep", str(spec), "--quick", "--out", str(out), "--store", str(store), "--no-progress"]) == 2
+    assert f"{store}: cannot create its folder {a_file}" in capsys.readouterr().err
+    assert not (out / "tiny_ways.csv").exists()
+
+
 def test_cli_sweep_errors(registry, tmp_path, capsys):
     assert cli.main(["sweep", str(tmp_path / "none.toml")]) == 2
     assert "no sweep spec" in capsys.readouterr().err
