@@ -249,6 +249,28 @@ static int read_policy_params(const gcx_policy *policy, PyObject *params, double
     return 0;
 }
 
+/* "O&" converter for seeds: the "K" format masks a negative or 65-bit seed into another, silently
+ * equal to some other seed's run. */
+static int seed_converter(PyObject *obj, void *out)
+{
+    if (PyBool_Check(obj) || !PyIndex_Check(obj)) { /* numpy integers are indexes too */
+        PyErr_Format(PyExc_TypeError, "seed must be a non-negative integer, got %R", obj);
+        return 0;
+    }
+    PyObject *index = PyNumber_Index(obj);
+    if (!index)
+        return 0;
+    unsigned long long v = PyLong_AsUnsignedLongLong(index);
+    Py_DECREF(index);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "seed must be an integer from 0 to 2**64 - 1, got %R", obj);
+        return 0;
+    }
+    *(unsigned long long *)out = v;
+    return 1;
+}
+
 static PyObject *py_cache_run(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"addresses", "writes", "sets", "ways", "line_bytes", "policy", "sector_bytes",
@@ -258,9 +280,9 @@ static PyObject *py_cache_run(PyObject *self, PyObject *args, PyObject *kwargs)
     const char *policy_name = "lru", *index = "mod";
     int write_back = 1, write_allocate = 1;
     unsigned long long seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOLLL|sLppsKO", kwlist, &addr_obj, &writes_obj, &sets, &ways,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOLLL|sLppsO&O", kwlist, &addr_obj, &writes_obj, &sets, &ways,
                                      &line_bytes, &policy_name, &sector_bytes, &write_back, &write_allocate, &index,
-                                     &seed, &policy_params))
+                                     seed_converter, &seed, &policy_params))
         return NULL;
 
     const char *bad = sets <= 0 ? "sets" : ways <= 0 ? "ways" : line_bytes <= 0 ? "line_bytes" : NULL;
@@ -747,7 +769,7 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *config, *kernels, *memcpys = Py_None, *progress_obj = Py_None;
     unsigned long long seed = 0;
     int detail = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OKpO", kwlist, &config, &kernels, &memcpys, &seed, &detail,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OO&pO", kwlist, &config, &kernels, &memcpys, seed_converter, &seed, &detail,
                                      &progress_obj))
         return NULL;
     Py_buffer progress;

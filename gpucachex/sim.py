@@ -231,10 +231,12 @@ def simulate(config: Config | str, workload: Trace | str | PathLike, seed: int =
     ``progress=True`` shows a progress bar (instructions issued) while it runs.
     """
     cfg = _resolve_config(config)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64:
+        raise ValueError(f"seed must be an integer from 0 to 2**64 - 1, got {seed!r}")
     trace = resolve_workload(workload)
     trace.validate()
+    if not trace.kernels:
+        raise ValueError(f"{trace.name or trace.source or 'the trace'} has no kernel to simulate")
     t0 = time.perf_counter()
     args = (cfg.to_dict(), _kernel_dicts(trace), list(trace.memcpys), int(seed), detail)
     raw = _run_with_progress(args, trace.summary()["warp_insts"]) if progress else _core.simulate(*args)

@@ -311,8 +311,8 @@ def _check_seeds(seeds: Sequence[int]) -> list[int]:
     for s in seeds:
         if isinstance(s, bool) or not isinstance(s, numbers.Integral):
             raise TypeError(f"seed {s!r} is not an integer")
-        if int(s) < 0:
-            raise ValueError(f"seed {s!r} is negative")
+        if not 0 <= int(s) < 2**64:   # the core's seeds are 64-bit
+            raise ValueError(f"seed {s!r} is outside 0 to 2**64 - 1")
         out.append(int(s))
     if not out:
         raise ValueError("a sweep needs at least one seed")

@@ -115,6 +115,14 @@ def test_random_known_answers():
     # the long-run hit rate of this cyclic trace is then well away from 0 and from 1.
     rate = np.mean([r["hits"] for r in runs]) / 2000
     assert 0.3 < rate < 0.8
+    # Seeds are 64-bit: numpy integers are taken as they are, and one out of range is refused rather
+    # than masked into another seed's run (2**64 + 3 would be seed 3)
+    assert gpucachex.cache_run(trace, sets=1, ways=4, line_bytes=64, policy="random", seed=np.uint64(3)) == runs[3]
+    for bad in (-1, 2**64 + 3):
+        with pytest.raises(ValueError, match=f"seed must be an integer from 0 to 2\\*\\*64 - 1, got {bad}"):
+            gpucachex.cache_run(trace, sets=1, ways=4, line_bytes=64, policy="random", seed=bad)
+    with pytest.raises(TypeError, match="seed must be a non-negative integer, got True"):
+        gpucachex.cache_run(trace, sets=1, ways=4, line_bytes=64, policy="random", seed=True)
 
 
 def test_write_policies_known_answers():

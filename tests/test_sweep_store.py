@@ -80,8 +80,10 @@ def test_bad_sweep_arguments_fail_before_running(tmp_path):
         sweep(BASE, None, ["nosuchkernel"])
     with pytest.raises(ValueError, match="unknown size 'huge'"):
         sweep(BASE, None, ["bfs:huge"])
-    with pytest.raises(ValueError, match="seed -1 is negative"):
+    with pytest.raises(ValueError, match=r"seed -1 is outside 0 to 2\*\*64 - 1"):
         sweep(BASE, None, ["bfs:tiny"], seeds=[-1])
+    with pytest.raises(ValueError, match="seed 18446744073709551616 is outside"):
+        sweep(BASE, None, ["bfs:tiny"], seeds=[0, 2**64])
     with pytest.raises(TypeError, match="seeds must be a list"):
         sweep(BASE, None, ["bfs:tiny"], seeds=3)
     with pytest.raises(ValueError, match="executor must be one of"):

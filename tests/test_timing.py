@@ -6,8 +6,9 @@ import threading
 import numpy as np
 import pytest
 
-from gpucachex import presets, simulate
+from gpucachex import _core, presets, simulate
 from gpucachex.sim import Result
+from gpucachex.trace import Trace
 from tracebuild import KernelSpec, alu, build, chain, ld, lanes, st, Inst
 
 # One SM, a perfect instruction cache and round numbers, so cycle counts can be worked by hand.
@@ -521,8 +522,15 @@ def test_an_instruction_line_shorter_than_the_l2_line_fetches_its_own_sector():
 
 
 def test_bad_workload_and_seed():
-    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+    with pytest.raises(ValueError, match=r"seed must be an integer from 0 to 2\*\*64 - 1, got -1"):
         simulate(BASE, one_warp([alu(dst=(1,))]), seed=-1)
+    # a 65-bit seed is refused, not masked into the run of another seed (2**64 + 7 -> 7)
+    with pytest.raises(ValueError, match="got 18446744073709551623"):
+        simulate(BASE, one_warp([alu(dst=(1,))]), seed=2**64 + 7)
+    with pytest.raises(ValueError, match="seed must be an integer from 0 to 2\\*\\*64 - 1, got 18446744073709551623"):
+        _core.simulate(BASE.to_dict(), [], [], 2**64 + 7)
+    with pytest.raises(ValueError, match="has no kernel to simulate"):
+        simulate(BASE, Trace(kernels=[], opcodes=[], name="empty"))
     with pytest.raises(ValueError, match=r"neither an existing path nor a built-in workload name \(built-in: sgemm, "):
         simulate(BASE, "no-such-workload-or-file")
     with pytest.raises(ValueError, match=r"'hotspot3:small' is neither .* \(close: hotspot3d, hotspot"):
