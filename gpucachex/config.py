@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterator
 
+import numpy as np
+
 from gpucachex import _core
 
 SCHEMA_VERSION = 1  # bump when the meaning of an existing key changes
@@ -38,6 +40,8 @@ class KeySpec:
     def coerce(self, value: Any) -> Any:
         """Check `value` against the key's type and range and return it in canonical form."""
         name = self.name
+        if isinstance(value, np.generic):  # numpy scalars (from np.arange grids, DataFrame rows) as Python's
+            value = value.item()
         if self.type in ("choice", "policy", "technique"):
             if not isinstance(value, str):
                 raise TypeError(f"{name} must be a string (one of {', '.join(self.choices or ())}), "

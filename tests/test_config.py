@@ -66,6 +66,23 @@ def test_replace_with_dotted_keys_and_immutability():
     assert cfg.to_dict(nested=True)["l1d"]["ways"] == 8
 
 
+def test_numpy_scalars_are_taken_as_python_values():
+    """Grids built with numpy (np.arange, a DataFrame column) hand numpy scalars to the configuration:
+    they are checked and stored as the Python value, so the configuration and its key are the same."""
+    import numpy as np
+
+    base = presets.get("gtx480")
+    cfg = base.replace(**{"l1d.ways": np.int64(8), "core.store_acks": np.bool_(False), "l1d.policy": np.str_("fifo"),
+                          "l2.latency": np.float64(100.0)})
+    plain = base.replace(**{"l1d.ways": 8, "core.store_acks": False, "l1d.policy": "fifo", "l2.latency": 100})
+    assert cfg.key() == plain.key()
+    assert type(cfg["l1d.ways"]) is int and type(cfg["core.store_acks"]) is bool and type(cfg["l1d.policy"]) is str
+    with pytest.raises(ValueError, match="l1d.ways must be an integer, got 8.5"):
+        base.replace(**{"l1d.ways": np.float64(8.5)})
+    with pytest.raises(TypeError, match="l1d.ways must be a number, got bool True"):
+        base.replace(**{"l1d.ways": np.bool_(True)})
+
+
 def test_key_is_stable_across_processes_and_sensitive_to_values():
     cfg = presets.get("ata").replace(**{"l1d.sharing": "private"})
     out = subprocess.run([sys.executable, "-c",
