@@ -18,14 +18,22 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 
+def _require(frame, *columns) -> None:
+    """KeyError naming the first of `columns` (None ones skipped) the frame lacks."""
+    for col in columns:
+        if col is not None and col not in frame.columns:
+            raise KeyError(f"no column {col!r} in the frame (columns: {', '.join(map(str, frame.columns))})")
+
+
 def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None = None, mean: str = "arith",
                     ylabel: str | None = None, title: str = "", reference: float | None = 1.0, ax=None):
     """Grouped bars of `metric` per `by` value (one bar per `hue` value), with a final group for the
     mean over workloads (arithmetic, or geometric with mean="geo")."""
     import pandas as pd
 
-    if metric not in frame.columns:
-        raise KeyError(f"no column {metric!r} in the frame")
+    _require(frame, metric, by, hue)
+    if mean not in ("arith", "geo"):
+        raise ValueError(f"mean must be 'arith' or 'geo', got {mean!r}")
     hues = [None] if hue is None else list(dict.fromkeys(frame[hue]))
     groups = list(dict.fromkeys(frame[by]))
     table = pd.DataFrame(index=groups, columns=[str(h) for h in hues], dtype=float)
@@ -55,6 +63,7 @@ def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None
 def lines(frame, x: str, y: str, *, hue: str | None = "workload", xlabel: str | None = None,
           ylabel: str | None = None, title: str = "", logx: bool = False, ax=None):
     """`y` against a swept parameter `x`, one line per `hue` value."""
+    _require(frame, x, y, hue)
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6, 3.5))
     groups = [(None, frame)] if hue is None else list(frame.groupby(hue, sort=False))
     for name, rows in groups:
@@ -75,6 +84,9 @@ def stacked_bars(frame, columns: Sequence[str], *, by: str = "workload", labels:
                  ylabel: str = "fraction", title: str = "", ax=None):
     """One stacked bar per `by` value from the fractions in `columns` (histograms such as the
     per-block access counts)."""
+    _require(frame, by, *columns)
+    if labels is not None and len(labels) != len(columns):
+        raise ValueError(f"{len(labels)} labels for {len(columns)} columns")
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(max(6, 0.5 * frame[by].nunique() + 2), 3.5))
     data = frame.groupby(by, sort=False)[list(columns)].mean()
     bottom = np.zeros(len(data))
@@ -98,11 +110,7 @@ def histogram(frame, x: str | None = None, *, columns: Sequence[str] | None = No
     buckets A0, A1, A2-3, ...), drawn as bars of the mean over the rows, one series per `hue` value."""
     if (x is None) == (columns is None):
         raise ValueError("histogram needs either x (a column of values) or columns (one column per bucket)")
-    for col in [x] if x is not None else list(columns):
-        if col not in frame.columns:
-            raise KeyError(f"no column {col!r} in the frame")
-    if hue is not None and hue not in frame.columns:
-        raise KeyError(f"no column {hue!r} in the frame")
+    _require(frame, *([x] if x is not None else list(columns)), hue)
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6, 3.5))
     groups = [(None, frame)] if hue is None else list(frame.groupby(hue, sort=False))
     if x is not None:
@@ -144,13 +152,16 @@ def histogram(frame, x: str | None = None, *, columns: Sequence[str] | None = No
     return fig
 
 
+HEATMAP_AGGS = ("mean", "median", "min", "max", "sum", "std", "count", "first", "last")
+
+
 def heatmap(frame, x: str, y: str, value: str, *, agg: str = "mean", fmt: str = ".3g", cmap: str = "viridis",
             xlabel: str | None = None, ylabel: str | None = None, title: str = "", annotate: bool = True, ax=None):
     """`value` (aggregated with `agg` over the other columns: workloads, seeds) over two swept keys,
     `x` across and `y` down, each cell annotated."""
-    for col in (x, y, value):
-        if col not in frame.columns:
-            raise KeyError(f"no column {col!r} in the frame")
+    _require(frame, x, y, value)
+    if agg not in HEATMAP_AGGS:
+        raise ValueError(f"agg must be one of {', '.join(HEATMAP_AGGS)}, got {agg!r}")
     table = frame.pivot_table(index=y, columns=x, values=value, aggfunc=agg).sort_index().sort_index(axis=1)
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(
         figsize=(max(4.0, 0.9 * table.shape[1] + 2.5), max(3.0, 0.5 * table.shape[0] + 1.5)))
@@ -179,9 +190,7 @@ def pareto_front(frame, x: str, y: str, *, minimize_x: bool = True, maximize_y: 
     Rows with a missing value are never on the front."""
     import pandas as pd
 
-    for col in (x, y):
-        if col not in frame.columns:
-            raise KeyError(f"no column {col!r} in the frame")
+    _require(frame, x, y)
     xs = frame[x].to_numpy(dtype=float) * (1 if minimize_x else -1)
     ys = frame[y].to_numpy(dtype=float) * (-1 if maximize_y else 1)   # both "lower is better" now
     ok = np.isfinite(xs) & np.isfinite(ys)
@@ -201,14 +210,10 @@ def pareto(frame, x: str = "cache_energy_j", y: str = "ipc", *, by: str | Sequen
     better by default) and, with `annotate`, each point labelled with its `by` values."""
     import pandas as pd
 
-    for col in (x, y):
-        if col not in frame.columns:
-            raise KeyError(f"no column {col!r} in the frame")
+    _require(frame, x, y)
     if by is not None:
         keys = [by] if isinstance(by, str) else list(by)
-        for k in keys:
-            if k not in frame.columns:
-                raise KeyError(f"no column {k!r} in the frame")
+        _require(frame, *keys)
         data = frame.groupby(keys, sort=False, dropna=False)[[x, y]].mean().reset_index()
         names = [", ".join(str(v) for v in row) for row in data[keys].itertuples(index=False)]
     else:
@@ -236,6 +241,10 @@ def save(fig, path_without_suffix, formats=("png", "pdf")) -> list[str]:
     """Write a figure in each format; returns the paths."""
     from pathlib import Path
 
+    supported = fig.canvas.get_supported_filetypes()
+    bad = [f for f in formats if f not in supported]
+    if bad:   # before writing any: no figure saved in some formats only
+        raise ValueError(f"unsupported figure formats {bad} (supported: {', '.join(sorted(supported))})")
     base = Path(path_without_suffix)
     base.parent.mkdir(parents=True, exist_ok=True)
     out = []

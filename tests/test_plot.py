@@ -62,3 +62,33 @@ def test_save_writes_png_and_pdf(tmp_path):
     paths = plot.save(fig, tmp_path / "sub" / "fig")
     assert [p[-3:] for p in paths] == ["png", "pdf"]
     assert all((tmp_path / "sub" / f"fig.{s}").stat().st_size > 0 for s in ("png", "pdf"))
+
+
+@pytest.mark.parametrize("draw, message", [
+    (lambda f: plot.normalized_bars(f, "ipc", by="cfg"), "no column 'cfg' in the frame (columns: workload, ways, ipc)"),
+    (lambda f: plot.normalized_bars(f, "ipc", hue="wayz"), "no column 'wayz'"),
+    (lambda f: plot.lines(f, "wayz", "ipc"), "no column 'wayz'"),
+    (lambda f: plot.lines(f, "ways", "ipc", hue="cfg"), "no column 'cfg'"),
+    (lambda f: plot.stacked_bars(f, ["ipc", "A0"]), "no column 'A0'"),
+    (lambda f: plot.heatmap(f, "ways", "workload", "cycles"), "no column 'cycles'"),
+    (lambda f: plot.pareto(f, "ways", "ipc", by=["workload", "cfg"]), "no column 'cfg'"),
+])
+def test_every_plot_names_a_missing_column(draw, message):
+    frame = pd.DataFrame({"workload": ["a", "b"], "ways": [2, 4], "ipc": [1.0, 2.0]})
+    with pytest.raises(KeyError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        draw(frame)
+
+
+def test_bad_plot_options_are_refused_before_drawing_or_writing(tmp_path):
+    frame = pd.DataFrame({"workload": ["a", "b"], "ways": [2, 4], "ipc": [1.0, 2.0]})
+    with pytest.raises(ValueError, match="agg must be one of mean, median"):
+        plot.heatmap(frame, "ways", "workload", "ipc", agg="average")
+    with pytest.raises(ValueError, match="mean must be 'arith' or 'geo', got 'harmonic'"):
+        plot.normalized_bars(frame, "ipc", mean="harmonic")
+    with pytest.raises(ValueError, match="1 labels for 2 columns"):
+        plot.stacked_bars(frame, ["ways", "ipc"], labels=["w"])
+    fig = plot.lines(frame, "ways", "ipc")
+    with pytest.raises(ValueError, match=r"unsupported figure formats \['xyz'\]"):
+        plot.save(fig, tmp_path / "fig", formats=("png", "xyz"))
+    assert list(tmp_path.iterdir()) == []       # not the PNG alone
+    assert plot.save(fig, tmp_path / "fig") == [str(tmp_path / "fig.png"), str(tmp_path / "fig.pdf")]
