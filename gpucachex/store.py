@@ -245,14 +245,14 @@ class ResultsStore:
         """Write `results()` to Parquet or CSV (chosen by `format` or the file's suffix)."""
         path = Path(path)
         fmt = (format or path.suffix.lstrip(".")).lower()
+        if fmt not in ("parquet", "csv"):
+            raise ValueError(f"cannot export to {path}: format {fmt!r} is neither 'parquet' nor 'csv'")
         frame = self.results()
         path.parent.mkdir(parents=True, exist_ok=True)
         if fmt == "parquet":
             frame.to_parquet(path, index=False)
-        elif fmt == "csv":
-            frame.to_csv(path, index=False)
         else:
-            raise ValueError(f"cannot export to {path}: format {fmt!r} is neither 'parquet' nor 'csv'")
+            frame.to_csv(path, index=False)
         return path
 
     # ---- writing --------------------------------------------------------------------------------

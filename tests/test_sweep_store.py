@@ -200,7 +200,8 @@ def test_store_export_parquet_and_csv(tmp_path):
         pq = pd.read_parquet(store.export(tmp_path / "out" / "r.parquet"))
         csv = pd.read_csv(store.export(tmp_path / "r.csv"))
         with pytest.raises(ValueError, match="neither 'parquet' nor 'csv'"):
-            store.export(tmp_path / "r.xlsx")
+            store.export(tmp_path / "elsewhere" / "r.xlsx")
+        assert not (tmp_path / "elsewhere").exists()   # refused before anything is made
     for frame in (pq, csv):
         assert sorted(frame["run_key"]) == sorted(df["run_key"])
         merged = df.merge(frame, on="run_key", suffixes=("", "_x"))
