@@ -130,6 +130,8 @@ def _param_value(text: str):
             pass
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
+    if text.lower() in ("none", "null"):   # as `gpucachex workloads NAME` prints a parameter left to the model
+        return None
     return text
 
 

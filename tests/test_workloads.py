@@ -498,6 +498,12 @@ def test_cli_describes_and_generates(capsys):
     assert "unknown workload 'nope'" in capsys.readouterr().err
     assert cli_main(["workloads", "sgemm", "--size", "tiny", "--param", "m=1"]) == 2
     assert "has no parameter 'm'" in capsys.readouterr().err
+    # parameters are printed as key=value, None included, and read back the same way
+    assert cli_main(["workloads", "gemm"]) == 0
+    assert "tiny    n=32, ni=None, nj=None, nk=None" in capsys.readouterr().out
+    assert cli_main(["workloads", "gemm", "--size", "tiny", "--param", "ni=None", "--json"]) == 0
+    tiny = workloads.make("gemm", "tiny").summary()["warp_insts"]
+    assert f'"warp_insts": {tiny}' in capsys.readouterr().out
 
 
 def test_every_parameter_can_be_overridden_by_keyword():
