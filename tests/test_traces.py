@@ -7,6 +7,7 @@ import json
 import lzma
 import os
 import re
+import struct
 import threading
 import zipfile
 from pathlib import Path
@@ -609,6 +610,28 @@ def test_native_corrupt_and_future_files_are_clear_errors(tmp_path):
             dst.writestr(info.filename, blob)
     with pytest.raises(ValueError, match="native trace format version 99 is newer than this gpucachex reads"):
         gpucachex.load_trace(future)
+
+
+def test_a_changed_byte_in_a_native_file_is_refused(tmp_path):
+    """The columns are mapped, not parsed, so a damaged value would load as a valid, different trace
+    (another address, PC or mask); each member's CRC-32 catches it, naming the member."""
+    path = _saved(tmp_path)
+    trace = gpucachex.load_trace(path)
+    data = path.read_bytes()
+    with zipfile.ZipFile(path) as zf:
+        infos = {info.filename: info for info in zf.infolist()}
+    for member in ("addresses.npy", "pc.npy", "mask.npy"):
+        info = infos[member]
+        n_name, n_extra = struct.unpack("<HH", data[info.header_offset + 26:info.header_offset + 30])
+        last = info.header_offset + 30 + n_name + n_extra + info.file_size - 1   # the member's last data byte
+        damaged = bytearray(data)
+        damaged[last] ^= 0x10
+        bad = tmp_path / f"bad_{member}.npz"
+        bad.write_bytes(bytes(damaged))
+        with pytest.raises(ValueError, match=re.escape(f"{bad}: corrupt native trace file (member {member} "
+                                                       "fails its CRC-32 check")):
+            gpucachex.load_trace(bad)
+    assert gpucachex.load_trace(path).summary() == trace.summary()
 
 
 def test_native_rows_are_checked(tmp_path, monkeypatch):
