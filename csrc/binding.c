@@ -769,8 +769,8 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *config, *kernels, *memcpys = Py_None, *progress_obj = Py_None;
     unsigned long long seed = 0;
     int detail = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OO&pO", kwlist, &config, &kernels, &memcpys, seed_converter, &seed, &detail,
-                                     &progress_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OO&pO", kwlist, &config, &kernels, &memcpys, seed_converter,
+                                     &seed, &detail, &progress_obj))
         return NULL;
     Py_buffer progress;
     int have_progress = progress_obj != Py_None;

@@ -71,18 +71,16 @@ def make(name: str, size: str = "small", **params) -> Trace:
     (unknown ones raise TypeError). Deterministic: the same arguments give an identical Trace."""
     m = spec(name)
     args = m.params(size, **params)
+    given = ", ".join(f"{k}={v!r}" for k, v in args.items())
     try:
         trace = m.build(**args)
     except (ValueError, TypeError, ArithmeticError, IndexError) as e:
         if not params:
             raise  # the model's own sizes: a defect of the model, not of the caller's input
-        given = ", ".join(f"{k}={v!r}" for k, v in args.items())
         raise ValueError(f"{name!r} at size {size!r} cannot be built with {given}: {e}") from e
     except MemoryError as e:
-        given = ", ".join(f"{k}={v!r}" for k, v in args.items())
         raise MemoryError(f"{name!r} at size {size!r} with {given} does not fit in memory: {e}") from e
     if not trace.kernels:  # e.g. btree with neither point nor range queries: nothing to simulate
-        given = ", ".join(f"{k}={v!r}" for k, v in args.items())
         raise ValueError(f"{name!r} at size {size!r} with {given} launches no kernel")
     trace.name = name
     trace.source = m.source
