@@ -361,8 +361,9 @@ def test_experiment_runs_end_to_end_on_tiny_workloads(tmp_path, monkeypatch):
         with open(src, "rb") as f:
             spec = tomllib.load(f)
         lines = [f'title = "{spec["title"]}"', 'preset = "admL1D"',
-                 'workloads = ["sgemm", "conv3d", "bfs", "fwt"]', 'size = "tiny"', "seeds = [0]", "[set]",
-                 '"l1d.admL1D.warmup_cycles" = 500']
+                 'workloads = ["sgemm", "conv3d", "bfs", "fwt"]', 'size = "tiny"', "seeds = [0]", "[set]"]
+        if "l1d.admL1D.warmup_cycles" not in spec.get("grid", {}):   # a key is fixed or swept, not both
+            lines.append('"l1d.admL1D.warmup_cycles" = 500')
         lines += [f'"{k}" = {v!r}' if not isinstance(v, str) else f'"{k}" = "{v}"'
                   for k, v in spec.get("set", {}).items() if k != "l1d.admL1D.warmup_cycles"]
         lines.append("[grid]")
