@@ -115,9 +115,13 @@ def _check_spec_types(spec: dict[str, Any], where: str) -> None:
         if not isinstance(w, list) or not all(isinstance(x, str) for x in w):
             fail("workloads", "a list of workload names or trace paths (strings)")
     if "seeds" in spec:
-        s = spec["seeds"]
-        if not isinstance(s, list) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in s):
-            fail("seeds", "a list of non-negative integers")
+        from gpucachex.sweep import _check_seeds   # the sweep's own rule, reported with the spec's file
+
+        try:
+            _check_seeds(spec["seeds"])
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: 'seeds' must be a list of non-negative integers, got {spec['seeds']!r} "
+                             f"({exc})") from None
     if "set" in spec and not isinstance(spec["set"], dict):
         fail("set", "a table of configuration keys and values")
     grid = spec.get("grid")
