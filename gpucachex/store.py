@@ -109,6 +109,7 @@ class ResultsStore:
             # Autocommit mode: transactions are opened explicitly (BEGIN IMMEDIATE) around each write.
             self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
             self._db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            self._refuse_foreign()
             mode = self._enable_wal(timeout)
             if mode.lower() != "wal":
                 raise StoreError(f"{self.path}: SQLite refused WAL mode (got {mode}); keep the store on a local disk")
@@ -128,6 +129,26 @@ class ResultsStore:
             raise StoreError(f"{self.path}: not a usable results store ({exc})") from None
 
     # ---- plumbing -------------------------------------------------------------------------------
+    def _refuse_foreign(self) -> None:
+        """Refuse an SQLite file that holds tables but no store format: another program's database,
+        which must not get our tables or a changed journal mode. A store is made in one transaction,
+        so a gpucachex store always has its format row."""
+        tables = [name for (name,) in self._db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()]
+        if not tables:
+            return
+        fmt = None
+        if "meta" in tables:
+            try:
+                fmt = self._db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+            except sqlite3.DatabaseError:
+                fmt = None
+        if fmt is None:
+            shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+            self._db.close()
+            raise StoreError(f"{self.path}: an SQLite database of another program (tables {shown}), not a "
+                             f"gpucachex results store; give a new file name")
+
     def _enable_wal(self, timeout: float) -> str:
         """Switch the file to WAL mode, the journal mode it answers. The switch needs the file to
         itself, and while another connection is writing it (another process creating the same

@@ -224,6 +224,25 @@ def test_store_errors_are_clear(tmp_path):
         ResultsStore(other)
 
 
+def test_another_programs_database_is_refused_and_left_unchanged(tmp_path):
+    foreign = tmp_path / "analysis.sqlite"
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE measurements (x REAL)")
+        db.execute("INSERT INTO measurements VALUES (1.5)")
+    db.close()
+    before = foreign.read_bytes()
+    with pytest.raises(StoreError, match=r"another program \(tables measurements\)"):
+        ResultsStore(foreign)
+    assert foreign.read_bytes() == before  # no tables added, journal mode untouched
+    # An empty file (or an empty SQLite database) becomes a store.
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    with ResultsStore(empty) as store:
+        assert len(store) == 0
+    with ResultsStore(empty) as store:  # and opens again as one
+        assert len(store) == 0
+
+
 def test_failed_runs_are_recorded_never_stored_and_retried(tmp_path):
     bad = tmp_path / "broken.npz"
     bad.write_bytes(b"not a trace")
@@ -306,11 +325,14 @@ def test_opening_a_store_while_another_connection_writes_it_waits(tmp_path):
     # The store waits for the writer instead of calling the file unusable.
     import threading
 
+    from gpucachex.store import _SCHEMA, STORE_FORMAT
+
     path = tmp_path / "s.sqlite"
     other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    other.execute("CREATE TABLE t (x)")
     other.execute("BEGIN IMMEDIATE")
-    other.execute("INSERT INTO t VALUES (1)")
+    for statement in _SCHEMA.split(";"):
+        other.execute(statement)
+    other.execute("INSERT INTO meta VALUES ('format', ?)", (str(STORE_FORMAT),))
     release = threading.Timer(0.3, lambda: other.execute("COMMIT"))
     release.start()
     t0 = time.monotonic()
