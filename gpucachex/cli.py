@@ -68,8 +68,18 @@ def cmd_cache(args) -> int:
 def cmd_gen_addresses(args) -> int:
     from gpucachex.functional import mixed_stream
 
-    addrs = mixed_stream(args.count, footprint_bytes=args.footprint_mb << 20, seed=args.seed)
-    addrs.astype("<u8").tofile(args.out)
+    if args.count < 0:
+        raise CliError(f"--count must be >= 0, got {args.count}")
+    if args.footprint_mb < 1:
+        raise CliError(f"--footprint-mb must be >= 1, got {args.footprint_mb}")
+    try:
+        addrs = mixed_stream(args.count, footprint_bytes=args.footprint_mb << 20, seed=args.seed)
+    except (ValueError, MemoryError) as exc:
+        raise CliError(str(exc)) from None
+    try:
+        addrs.astype("<u8").tofile(args.out)
+    except OSError as exc:
+        raise CliError(f"{args.out}: cannot write ({exc.strerror})") from None
     print(f"wrote {len(addrs):,} addresses ({args.footprint_mb} MB footprint) to {args.out}")
     return 0
 

@@ -62,17 +62,33 @@ def mixed_stream(count: int, *, footprint_bytes: int = 64 << 20, stream_fraction
     uniformly random addresses, all inside `footprint_bytes`. Deterministic for a given seed."""
     import numpy as np
 
+    from gpucachex.workloads.dsl import memory_bytes
+
+    for name, value in (("count", count), ("footprint_bytes", footprint_bytes), ("seed", seed), ("align", align)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an integer, got {value!r}")
+    count, footprint_bytes, seed, align = int(count), int(footprint_bytes), int(seed), int(align)
     if count < 0:
         raise ValueError(f"count must be >= 0, got {count}")
+    if align < 1:
+        raise ValueError(f"align must be >= 1, got {align}")
     if footprint_bytes < align:
         raise ValueError(f"footprint_bytes must be at least {align}, got {footprint_bytes}")
-    if not 0.0 <= stream_fraction <= 1.0:
-        raise ValueError(f"stream_fraction must be in [0, 1], got {stream_fraction}")
+    if not 0 <= seed < 1 << 64:
+        raise ValueError(f"seed must be an integer from 0 to 2**64 - 1, got {seed}")
+    if isinstance(stream_fraction, bool) or not isinstance(stream_fraction, (int, float, np.number)) \
+            or not 0.0 <= stream_fraction <= 1.0:
+        raise ValueError(f"stream_fraction must be a number in [0, 1], got {stream_fraction!r}")
+    # About five 8-byte temporaries per address are alive at once below.
+    ram = memory_bytes()
+    if ram is not None and count * 40 > ram // 2:
+        raise MemoryError(f"{count:,} addresses need about {count * 40 / 2**30:.1f} GiB to generate, more than half "
+                          f"of this machine's {ram / 2**30:.1f} GiB")
     rng = np.random.default_rng(seed)
     words = footprint_bytes // align
     random_part = rng.integers(0, words, size=count, dtype=np.uint64)
-    # Streams: runs of 256 consecutive words starting at random places.
-    run = 256
+    # Streams: runs of up to 256 consecutive words starting at random places, never past the footprint.
+    run = min(256, words)
     starts = rng.integers(0, max(words - run, 1), size=count // run + 1, dtype=np.uint64)
     stream_part = (np.repeat(starts, run)[:count] + np.tile(np.arange(run, dtype=np.uint64), count // run + 1)[:count])
     use_stream = np.repeat(rng.random(count // run + 1) < stream_fraction, run)[:count]

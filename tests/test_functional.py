@@ -276,3 +276,42 @@ def test_cli_gen_addresses(tmp_path, capsys):
     assert cli_main(["gen-addresses", str(out), "--count", "1000", "--footprint-mb", "1"]) == 0
     data = np.fromfile(out, dtype="<u8")
     assert len(data) == 1000 and data.max() < (1 << 20)
+
+
+def test_cli_gen_addresses_errors_write_nothing(tmp_path, capsys):
+    out = tmp_path / "a.bin"
+    for args, message in ((["--count", "-5"], "--count must be >= 0, got -5"),
+                          (["--footprint-mb", "0"], "--footprint-mb must be >= 1, got 0"),
+                          (["--seed", "-1"], "seed must be an integer from 0 to 2**64 - 1, got -1"),
+                          (["--count", str(10**14)], "addresses need about")):
+        assert cli_main(["gen-addresses", str(out), *args]) == 2
+        assert message in capsys.readouterr().err
+        assert not out.exists()
+    assert cli_main(["gen-addresses", str(tmp_path / "no" / "such" / "dir.bin"), "--count", "10"]) == 2
+    assert "cannot write" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("footprint", [4, 64, 1000, 1024, 1028])
+def test_mixed_stream_stays_inside_small_footprints(footprint):
+    from gpucachex.functional import mixed_stream
+
+    # Streams are runs of 256 words; a footprint of fewer words must shorten them, not overrun it.
+    addrs = mixed_stream(20_000, footprint_bytes=footprint, seed=5)
+    assert addrs.max() < footprint and (addrs % 4 == 0).all()
+    assert len(np.unique(addrs)) == footprint // 4  # and every word is reached
+
+
+def test_mixed_stream_refuses_bad_arguments():
+    from gpucachex.functional import mixed_stream
+
+    with pytest.raises(TypeError, match="count must be an integer"):
+        mixed_stream(10.5)
+    with pytest.raises(TypeError, match="seed must be an integer"):
+        mixed_stream(10, seed="1")
+    with pytest.raises(ValueError, match="seed must be an integer from 0"):
+        mixed_stream(10, seed=1 << 64)
+    with pytest.raises(ValueError, match="stream_fraction"):
+        mixed_stream(10, stream_fraction=1.5)
+    with pytest.raises(MemoryError, match="addresses need about"):
+        mixed_stream(10**14)
+    assert len(mixed_stream(np.int64(10))) == 10
