@@ -220,8 +220,9 @@ def _write_member(zf: zipfile.ZipFile, f, name: str, parts: list[np.ndarray], dt
 
 
 def save_trace(trace: Trace, path: str | os.PathLike) -> None:
-    """Write `trace` to `path` in the native format (exactly that path: no suffix is added). The
-    file is written to a temporary name and renamed, so a reader never sees half a file."""
+    """Write `trace` to `path` in the native format (exactly that path: no suffix is added; missing
+    folders are made). The file is written to a temporary name and renamed, so a reader never sees
+    half a file."""
     trace.validate()
     meta = dict(format=NATIVE_FORMAT, version=NATIVE_VERSION, name=trace.name, source=trace.source,
                 opcodes=list(trace.opcodes), memcpys=[[int(b), int(d), int(n)] for b, d, n in trace.memcpys],
@@ -234,7 +235,16 @@ def save_trace(trace: Trace, path: str | os.PathLike) -> None:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"cannot save trace: kernel attrs must be JSON values ({exc})") from None
     out = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    if out.is_dir():
+        raise IsADirectoryError(f"{out} is a directory; give the native file's path (e.g. {out / 'trace.npz'})")
+    blocker = next((p for p in out.parents if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        raise NotADirectoryError(f"cannot write {out}: {blocker} is a file, not a folder")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    except OSError as exc:
+        raise type(exc)(f"cannot write {out} ({exc.strerror})") from None
     try:
         with os.fdopen(fd, "wb") as f:
             with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:

@@ -579,6 +579,19 @@ def test_native_round_trip_of_handwritten_traces(tmp_path):
     assert_same_trace(empty, gpucachex.load_trace(tmp_path / "e.npz"))
 
 
+def test_save_makes_missing_folders_and_names_what_blocks_it(tmp_path):
+    trace = gpucachex.load_trace(write(tmp_path, header() + tb(0, {0: [GOOD]})))
+    deep = tmp_path / "a" / "b" / "t.npz"
+    trace.save(deep)
+    assert_same_trace(trace, gpucachex.load_trace(deep))
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        trace.save(tmp_path / "a")
+    (tmp_path / "plain").write_text("x")
+    with pytest.raises(NotADirectoryError, match=r"plain is a file, not a folder"):
+        trace.save(tmp_path / "plain" / "sub" / "t.npz")
+    assert sorted(p.name for p in (tmp_path / "a" / "b").iterdir()) == ["t.npz"]  # no temporary left
+
+
 def _saved(tmp_path):
     path = tmp_path / "t.npz"
     gpucachex.load_trace(write(tmp_path, header(grid=(2, 1, 1)) + tb(0, {0: [GOOD, GOOD]}) + tb(1, {1: [GOOD]}))).save(path)
@@ -744,3 +757,5 @@ def test_cli_trace_errors_exit_2(tmp_path, capsys):
     good = write(tmp_path, header() + tb(0, {0: [GOOD]}), "good.traceg")
     assert cli_main(["trace", "convert", str(good), str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+    assert cli_main(["trace", "convert", str(good), str(good / "x.npz")]) == 2
+    assert "good.traceg is a file, not a folder" in capsys.readouterr().err
