@@ -708,9 +708,15 @@ def normalize(frame, metrics: str | Sequence[str], baseline: Mapping[str, Any] |
     if isinstance(baseline, str):
         baseline = {LABEL: baseline}
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    by = [by] if isinstance(by, str) else list(by)
     for m in metrics:
         if m not in frame.columns:
             raise KeyError(f"metric {m!r} is not a column of the sweep")
+        if not pd.api.types.is_numeric_dtype(frame[m]):
+            raise TypeError(f"metric {m!r} holds {frame[m].dtype} values, not numbers; it cannot be normalised")
+    for b in by:
+        if b not in frame.columns:
+            raise KeyError(f"by column {b!r} is not a column of the sweep (columns: {', '.join(map(str, frame.columns))})")
     base_mask = pd.Series(True, index=frame.index)
     for k, v in baseline.items():
         col = k if k in frame.columns or k == LABEL else resolve_key(k)
@@ -719,12 +725,12 @@ def normalize(frame, metrics: str | Sequence[str], baseline: Mapping[str, Any] |
         base_mask &= frame[col] == v
     if not base_mask.any():
         raise ValueError(f"no run of the sweep matches the baseline {dict(baseline)}")
-    ref = frame.loc[base_mask, list(by) + metrics]
-    if ref.duplicated(subset=list(by)).any():
-        raise ValueError(f"baseline {dict(baseline)} matches several runs per {list(by)}; add keys to it")
+    ref = frame.loc[base_mask, by + metrics]
+    if ref.duplicated(subset=by).any():
+        raise ValueError(f"baseline {dict(baseline)} matches several runs per {by}; add keys to it")
     ref = ref.rename(columns={m: f"{m}__base" for m in metrics})
     out = frame.copy()
-    joined = out[list(by)].merge(ref, on=list(by), how="left")  # keeps the rows' order
+    joined = out[by].merge(ref, on=by, how="left")  # keeps the rows' order
     for m in metrics:
         out[f"{m}_norm"] = out[m].to_numpy() / joined[f"{m}__base"].to_numpy()
     return out

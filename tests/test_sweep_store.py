@@ -118,6 +118,12 @@ def test_rows_of_sub_grids_share_columns_with_configuration_values():
         df.loc[df.label == "base", "l1d_misses"].item() / df.loc[df.label == "big", "l1d_misses"].item())
     with pytest.raises(ValueError, match="no run of the sweep matches"):
         normalize(df, "cycles", baseline="nothing")
+    with pytest.raises(KeyError, match="by column 'config' is not a column of the sweep"):
+        normalize(df, "cycles", baseline="big", by=["workload", "config"])
+    with pytest.raises(TypeError, match="metric 'label' holds .+ values, not numbers"):
+        normalize(df, "label", baseline="big")
+    assert normalize(df, "cycles", baseline="big", by="workload")["cycles_norm"].tolist() == \
+        n["cycles_norm"].tolist()  # one column may be given as a string
 
 
 # ---- keys and determinism -------------------------------------------------------------------------
