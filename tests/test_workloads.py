@@ -169,6 +169,17 @@ def test_parameters_override_the_size():
     assert t.kernels[0].attrs["params"]["n"] == 1000
 
 
+def test_make_takes_the_name_size_form_of_sweeps():
+    t = workloads.make("vectoradd:tiny", n=1000)
+    assert t.summary() == workloads.make("vectoradd", "tiny", n=1000).summary()
+    assert t.kernels[0].attrs["size"] == "tiny" and t.name == "vectoradd"
+    assert workloads.make("vectoradd:tiny", "tiny").summary() == workloads.make("vectoradd", "tiny").summary()
+    with pytest.raises(ValueError, match="names size 'tiny', but size='small' was given"):
+        workloads.make("vectoradd:tiny", "small")
+    with pytest.raises(ValueError, match="unknown size 'huge'"):
+        workloads.make("vectoradd:huge")
+
+
 # ---- known shapes, one per model ------------------------------------------------------------
 
 def per_warp_counts(t, k, prefix):

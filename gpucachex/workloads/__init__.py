@@ -66,9 +66,16 @@ def info(name: str) -> dict:
             "sizes": {s: m.params(s) for s in SIZES}, "defaults": m.defaults()}
 
 
-def make(name: str, size: str = "small", **params) -> Trace:
-    """Build the Trace of model `name` at `size`; keyword arguments override the size's parameters
-    (unknown ones raise TypeError). Deterministic: the same arguments give an identical Trace."""
+def make(name: str, size: str | None = None, **params) -> Trace:
+    """Build the Trace of model `name` at `size` (default "small"; ``make("bfs:medium")`` names both, as
+    sweeps and simulate do); keyword arguments override the size's parameters (unknown ones raise
+    TypeError). Deterministic: the same arguments give an identical Trace."""
+    if isinstance(name, str) and ":" in name:
+        name, _, named_size = name.partition(":")
+        if size is not None and size != named_size:
+            raise ValueError(f"workload '{name}:{named_size}' names size {named_size!r}, but size={size!r} was given")
+        size = named_size
+    size = "small" if size is None else size
     m = spec(name)
     args = m.params(size, **params)
     given = ", ".join(f"{k}={v!r}" for k, v in args.items())
