@@ -233,6 +233,10 @@ def simulate(config: Config | str, workload: Trace | str | PathLike, seed: int =
     cfg = _resolve_config(config)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64:
         raise ValueError(f"seed must be an integer from 0 to 2**64 - 1, got {seed!r}")
+    for flag, value in (("detail", detail), ("energy", energy), ("progress", progress)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{flag} must be True or False, got {value!r}")
+    detail, energy, progress = bool(detail), bool(energy), bool(progress)
     trace = resolve_workload(workload)
     trace.validate()
     if not trace.kernels:

@@ -537,6 +537,11 @@ def test_bad_workload_and_seed():
         simulate(BASE, "hotspot3:small")
     with pytest.raises(TypeError, match="config must be a Config or a preset name"):
         simulate(42, one_warp([alu(dst=(1,))]))
+    # a flag given a string would be taken as True ("no" included)
+    for flag in ("detail", "energy", "progress"):
+        with pytest.raises(TypeError, match=f"{flag} must be True or False, got 'no'"):
+            simulate(BASE, one_warp([alu(dst=(1,))]), **{flag: "no"})
+    assert "l2_energy_j" not in simulate(BASE, one_warp([alu(dst=(1,))]), energy=np.False_).metrics
 
 
 def test_an_unknown_metric_names_the_close_ones():
