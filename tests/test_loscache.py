@@ -351,7 +351,7 @@ def test_experiment_specs_are_valid(quick):
     from gpucachex.sweep import points
 
     assert EXPERIMENTS["loscache"] == "loscache"
-    for name in ["loscache_main", "loscache_naive", "loscache_xbar", "loscache_scope", "loscache_no_acks", *exp.SWEEPS]:
+    for name in ["loscache_main", "loscache_naive", "loscache_xbar", "loscache_scope", "loscache_no_acks", "loscache_icache", *exp.SWEEPS]:
         spec = load_spec(name, quick=quick)
         base = presets.get(spec["preset"], **spec["set"])
         runs = points(base, spec["grid"], spec_workloads(spec))  # every configuration validated
@@ -372,10 +372,12 @@ def test_experiment_tables_from_tiny_runs():
                  {"l2.power": ["none", "loscache"],
                   "when": [{"if": {"l2.power": "loscache"}, "grid": {"l2.loscache.phase_scope": ["global", "per_sm"]}}]},
                  wl, jobs=1)
-    for frame in (main, naive, per_sm, no_acks):
+    icache = sweep(presets.get("loscache", **{"l1i.size_kb": 0}), {"l2.power": ["none", "loscache"]}, wl, jobs=1)
+    for frame in (main, naive, per_sm, no_acks, icache):
         frame["workload"] = frame["workload"].str.split(":").str[0]
     summary = exp.summarize(exp.label_modes(main, "none"), exp.label_modes(naive, "loscache").assign(mode="LoSCache naive"),
-                            exp.label_modes(per_sm, "loscache").assign(mode=exp.PER_SM), exp.label_modes(no_acks, "none"))
+                            exp.label_modes(per_sm, "loscache").assign(mode=exp.PER_SM), exp.label_modes(no_acks, "none"),
+                            exp.label_modes(icache, "none"))
     assert list(summary["workload"]) == ["sgemm", "vectoradd"]
     assert (summary["energy_ideal"] < 1).all() and (summary["energy_loscache"] >= summary["energy_ideal"]).all()
     # An SM's own phase lasts until its own 100th L2 access or until its predictor has issued everything,
@@ -396,3 +398,9 @@ def test_experiment_tables_from_tiny_runs():
             a.loc[("sgemm", "loscache", scope), "cycles"] / a.loc[("sgemm", "none", "global"), "cycles"])
         assert head.loc[f"energy_{suffix}", "ours"] == pytest.approx(summary[f"energy_{suffix}"].mean())
     assert (summary["time_no_acks_baseline"] < 1).all()  # on these two kernels no warp waits for its stores
+    # With a perfect instruction cache every ratio is over the baseline that has one too.
+    i = icache.set_index(["workload", "l2.power"])
+    assert summary.set_index("workload")["energy_perfect_icache"]["vectoradd"] == pytest.approx(
+        i.loc[("vectoradd", "loscache"), "l2_energy_j"] / i.loc[("vectoradd", "none"), "l2_energy_j"])
+    assert i.loc[("vectoradd", "none"), "l1i_accesses"] == 0 and main["l1i_accesses"].gt(0).all()
+    assert head.loc["coverage_perfect_icache", "ours"] == pytest.approx(summary["coverage_perfect_icache"].mean())

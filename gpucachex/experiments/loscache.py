@@ -45,6 +45,7 @@ PER_SM = "LoSCache per-SM phase"
 SCOPE = "l2.loscache.phase_scope"
 NO_ACKS = "LoSCache, stores not acknowledged"
 NO_ACKS_PER_SM = "LoSCache per-SM phase, stores not acknowledged"
+PERFECT_ICACHE = "LoSCache, perfect instruction cache"
 STREAMING_CLASS = "streaming"
 
 
@@ -55,13 +56,15 @@ def label_modes(frame, default: str):
     return out
 
 
-def summarize(main, naive, per_sm=None, no_acks=None):
+def summarize(main, naive, per_sm=None, no_acks=None, icache=None):
     """One row per workload: class, baseline dead time (both parts), accuracy of the naive and the
     adaptive prediction, the share of L2 accesses that carried a prediction, under/over/early
     gating counts, and execution time and L2 energy normalised to the baseline; with `per_sm` (runs
     with one prediction phase per SM, mode "LoSCache per-SM phase") the same for those runs; with
     `no_acks` (runs without store acknowledgements: a baseline and LoSCache with both phase scopes)
-    the same for those, normalised to their own baseline (suffixes `_no_acks` and `_no_acks_per_sm`)."""
+    the same for those, normalised to their own baseline (suffixes `_no_acks` and `_no_acks_per_sm`);
+    with `icache` (a baseline and LoSCache, both with a perfect instruction cache) the same, suffix
+    `_perfect_icache`."""
     import pandas as pd
 
     base, los, ideal = (by_workload(main, "mode", m) for m in ("baseline", "LoSCache", "Ideal-Gating"))
@@ -100,6 +103,9 @@ def summarize(main, naive, per_sm=None, no_acks=None):
         los_no_acks = no_acks[no_acks["mode"] == "LoSCache"]
         for scope, suffix in (("global", "no_acks"), ("per_sm", "no_acks_per_sm")):
             _variant(out, by_workload(los_no_acks, SCOPE, scope), no_acks_base, suffix)
+    if icache is not None:
+        icache_base = by_workload(icache, "mode", "baseline").reindex(out.index)
+        _variant(out, by_workload(icache, "mode", "LoSCache"), icache_base, "perfect_icache")
     out["pcs_per_table"] = _pcs_per_table(los)
     out.index.name = "workload"
     return out.reset_index()
@@ -177,7 +183,8 @@ def headline(summary, time_uncongested=None):
     # (core.store_acks = false).
     for suffix, what in (("per_sm", "per-SM phases (l2.loscache.phase_scope = per_sm)"),
                          ("no_acks", "stores not acknowledged (core.store_acks = false)"),
-                         ("no_acks_per_sm", "stores not acknowledged, per-SM phases")):
+                         ("no_acks_per_sm", "stores not acknowledged, per-SM phases"),
+                         ("perfect_icache", "perfect instruction cache (l1i.size_kb = 0)")):
         if f"energy_{suffix}" in summary.columns:
             rows += _variant_rows(summary, mm, streaming, suffix, what)
     if "time_no_acks_baseline" in summary.columns:
@@ -261,7 +268,8 @@ def run(ctx) -> None:
     per_sm = label_modes(ctx.sweep("loscache_scope"), "loscache")
     per_sm["mode"] = PER_SM
     no_acks = label_modes(ctx.sweep("loscache_no_acks"), "none")
-    summary = summarize(main, naive, per_sm, no_acks)
+    icache = label_modes(ctx.sweep("loscache_icache"), "none")
+    summary = summarize(main, naive, per_sm, no_acks, icache)
     # The same runs with a crossbar that is not the bottleneck (see experiments/loscache.md).
     xbar = label_modes(ctx.sweep("loscache_xbar"), "none")
     time_xbar = (by_workload(xbar, "mode", "LoSCache")["cycles"] / by_workload(xbar, "mode", "baseline")["cycles"])
@@ -322,6 +330,16 @@ def run(ctx) -> None:
           "loscache_no_acks_coverage", "share of L2 accesses that carried a prediction, with and without store acknowledgements",
           ylabel="L2 accesses with a prediction", reference=None,
           title="Coverage: stores acknowledged or not")
+
+    # No instruction-fetch misses: every SM's predictor reaches its loads as soon as the kernel starts.
+    _bars(ctx, summary, "energy", {"LoSCache": "energy_loscache", PERFECT_ICACHE: "energy_perfect_icache",
+                                   "Ideal-Gating": "energy_ideal"},
+          "loscache_icache_energy", "L2 energy with the preset's and with a perfect instruction cache (each over its own baseline)",
+          ylabel="L2 energy / baseline", title="L2 energy: instruction cache of the preset vs a perfect one")
+    _bars(ctx, summary, "coverage", {"LoSCache": "coverage", PERFECT_ICACHE: "coverage_perfect_icache"},
+          "loscache_icache_coverage", "share of L2 accesses that carried a prediction, preset vs perfect instruction cache",
+          ylabel="L2 accesses with a prediction", reference=None,
+          title="Coverage: instruction cache of the preset vs a perfect one")
 
     for name, (key, label, logx, facet) in SWEEPS.items():
         frame = _sweep_frame(ctx, name, main)
