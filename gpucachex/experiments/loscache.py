@@ -259,6 +259,18 @@ def _bars(ctx, summary, metric: str, series: dict[str, str], name: str, caption:
     ctx.figure(plot.normalized_bars(frame, metric, hue="mode", **style), name, caption)
 
 
+def _variant_bars(ctx, summary, variants: dict[str, str], name: str, what: str, title: str) -> None:
+    """Figures `<name>_energy` (with Ideal-Gating) and `<name>_coverage`: the default LoSCache beside
+    its variants (their label -> the suffix of their summary columns, see `_variant`)."""
+    energy = {"LoSCache": "energy_loscache", **{label: f"energy_{suffix}" for label, suffix in variants.items()},
+              "Ideal-Gating": "energy_ideal"}
+    _bars(ctx, summary, "energy", energy, f"{name}_energy", f"L2 energy, {what}",
+          ylabel="L2 energy / baseline", title=f"L2 energy: {title}")
+    coverage = {"LoSCache": "coverage", **{label: f"coverage_{suffix}" for label, suffix in variants.items()}}
+    _bars(ctx, summary, "coverage", coverage, f"{name}_coverage", f"share of L2 accesses that carried a prediction, {what}",
+          ylabel="L2 accesses with a prediction", reference=None, title=f"Coverage: {title}")
+
+
 def run(ctx) -> None:
     from gpucachex import plot
 
@@ -310,36 +322,17 @@ def run(ctx) -> None:
           ylabel="execution time / baseline",
           title="Fig. 7b: execution time with the preset's crossbar and with 4 flits per cycle")
 
-    # The prediction phase read per SM instead of for the whole GPU.
-    _bars(ctx, summary, "energy", {"LoSCache": "energy_loscache", PER_SM: "energy_per_sm",
-                                   "Ideal-Gating": "energy_ideal"},
-          "loscache_scope_energy", "L2 energy with one prediction phase for the GPU and one per SM",
-          ylabel="L2 energy / baseline", title="L2 energy: global prediction phase vs one per SM")
-    _bars(ctx, summary, "coverage", {"LoSCache": "coverage", PER_SM: "coverage_per_sm"},
-          "loscache_scope_coverage", "share of L2 accesses that carried a prediction, global vs per-SM phase",
-          ylabel="L2 accesses with a prediction", reference=None,
-          title="Coverage: global prediction phase vs one per SM")
-
-    # Warps that do not wait for their stores' acknowledgements (core.store_acks = false), both phase scopes.
-    _bars(ctx, summary, "energy", {"LoSCache": "energy_loscache", NO_ACKS: "energy_no_acks",
-                                   NO_ACKS_PER_SM: "energy_no_acks_per_sm", "Ideal-Gating": "energy_ideal"},
-          "loscache_no_acks_energy", "L2 energy with and without store acknowledgements (each over its own baseline)",
-          ylabel="L2 energy / baseline", title="L2 energy: stores acknowledged or not")
-    _bars(ctx, summary, "coverage", {"LoSCache": "coverage", NO_ACKS: "coverage_no_acks",
-                                     NO_ACKS_PER_SM: "coverage_no_acks_per_sm"},
-          "loscache_no_acks_coverage", "share of L2 accesses that carried a prediction, with and without store acknowledgements",
-          ylabel="L2 accesses with a prediction", reference=None,
-          title="Coverage: stores acknowledged or not")
-
-    # No instruction-fetch misses: every SM's predictor reaches its loads as soon as the kernel starts.
-    _bars(ctx, summary, "energy", {"LoSCache": "energy_loscache", PERFECT_ICACHE: "energy_perfect_icache",
-                                   "Ideal-Gating": "energy_ideal"},
-          "loscache_icache_energy", "L2 energy with the preset's and with a perfect instruction cache (each over its own baseline)",
-          ylabel="L2 energy / baseline", title="L2 energy: instruction cache of the preset vs a perfect one")
-    _bars(ctx, summary, "coverage", {"LoSCache": "coverage", PERFECT_ICACHE: "coverage_perfect_icache"},
-          "loscache_icache_coverage", "share of L2 accesses that carried a prediction, preset vs perfect instruction cache",
-          ylabel="L2 accesses with a prediction", reference=None,
-          title="Coverage: instruction cache of the preset vs a perfect one")
+    # The variants beside the default, each over its own baseline: the prediction phase read per SM;
+    # warps that do not wait for their stores' acknowledgements (core.store_acks = false), both phase
+    # scopes; no instruction-fetch misses, so every SM's predictor reaches its loads at a kernel's start.
+    _variant_bars(ctx, summary, {PER_SM: "per_sm"}, "loscache_scope",
+                  "one prediction phase for the GPU and one per SM", "global prediction phase vs one per SM")
+    _variant_bars(ctx, summary, {NO_ACKS: "no_acks", NO_ACKS_PER_SM: "no_acks_per_sm"}, "loscache_no_acks",
+                  "with and without store acknowledgements (each over its own baseline)",
+                  "stores acknowledged or not")
+    _variant_bars(ctx, summary, {PERFECT_ICACHE: "perfect_icache"}, "loscache_icache",
+                  "with the preset's and with a perfect instruction cache (each over its own baseline)",
+                  "instruction cache of the preset vs a perfect one")
 
     for name, (key, label, logx, facet) in SWEEPS.items():
         frame = _sweep_frame(ctx, name, main)
