@@ -259,12 +259,15 @@ def _bars(ctx, summary, metric: str, series: dict[str, str], name: str, caption:
     ctx.figure(plot.normalized_bars(frame, metric, hue="mode", **style), name, caption)
 
 
-def _variant_bars(ctx, summary, variants: dict[str, str], name: str, what: str, title: str) -> None:
+def _variant_bars(ctx, summary, variants: dict[str, str], name: str, what: str, title: str,
+                  own_baseline: bool = True) -> None:
     """Figures `<name>_energy` (with Ideal-Gating) and `<name>_coverage`: the default LoSCache beside
-    its variants (their label -> the suffix of their summary columns, see `_variant`)."""
+    its variants (their label -> the suffix of their summary columns, see `_variant`); `own_baseline`:
+    the variants' energy is over a baseline run with the variant's settings."""
     energy = {"LoSCache": "energy_loscache", **{label: f"energy_{suffix}" for label, suffix in variants.items()},
               "Ideal-Gating": "energy_ideal"}
-    _bars(ctx, summary, "energy", energy, f"{name}_energy", f"L2 energy, {what}",
+    _bars(ctx, summary, "energy", energy, f"{name}_energy",
+          f"L2 energy, {what}" + (" (each over its own baseline)" if own_baseline else ""),
           ylabel="L2 energy / baseline", title=f"L2 energy: {title}")
     coverage = {"LoSCache": "coverage", **{label: f"coverage_{suffix}" for label, suffix in variants.items()}}
     _bars(ctx, summary, "coverage", coverage, f"{name}_coverage", f"share of L2 accesses that carried a prediction, {what}",
@@ -326,12 +329,12 @@ def run(ctx) -> None:
     # warps that do not wait for their stores' acknowledgements (core.store_acks = false), both phase
     # scopes; no instruction-fetch misses, so every SM's predictor reaches its loads at a kernel's start.
     _variant_bars(ctx, summary, {PER_SM: "per_sm"}, "loscache_scope",
-                  "one prediction phase for the GPU and one per SM", "global prediction phase vs one per SM")
+                  "one prediction phase for the GPU and one per SM", "global prediction phase vs one per SM",
+                  own_baseline=False)
     _variant_bars(ctx, summary, {NO_ACKS: "no_acks", NO_ACKS_PER_SM: "no_acks_per_sm"}, "loscache_no_acks",
-                  "with and without store acknowledgements (each over its own baseline)",
-                  "stores acknowledged or not")
+                  "with and without store acknowledgements", "stores acknowledged or not")
     _variant_bars(ctx, summary, {PERFECT_ICACHE: "perfect_icache"}, "loscache_icache",
-                  "with the preset's and with a perfect instruction cache (each over its own baseline)",
+                  "with the preset's and with a perfect instruction cache",
                   "instruction cache of the preset vs a perfect one")
 
     for name, (key, label, logx, facet) in SWEEPS.items():
