@@ -161,6 +161,9 @@ def expand_grid(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None) ->
     if isinstance(grid, Mapping):
         points = _expand_mapping(grid, "grid", scalars=False)
     elif isinstance(grid, (list, tuple)):
+        if not grid:
+            raise ValueError("grid is an empty list of sub-grids, which has no point; give None (or {}) to run "
+                             "the base configuration alone")
         points = []
         for i, sub in enumerate(grid):
             if not isinstance(sub, Mapping):

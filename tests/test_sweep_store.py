@@ -66,6 +66,7 @@ def test_zip_conditional_and_list_grids():
     ({"a": [1], "when": [{"if": {"a": 1}}]}, ValueError, "each rule is"),
     ({"a": [1], "when": [{"if": {"a": 1}, "grid": {"a": [2]}}]}, ValueError, "already sweeps"),
     ([{"a": 1}, 5], TypeError, r"grid\[1\] must be a mapping"),
+    ([], ValueError, r"empty list of sub-grids, which has no point; give None"),
     ("l1d.ways", TypeError, "a grid is a mapping"),
 ])
 def test_bad_grids_are_named(grid, error, match):
