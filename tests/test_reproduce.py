@@ -191,7 +191,17 @@ def test_cli_sweep_errors(registry, tmp_path, capsys):
     assert "unknown keys ['colour']" in capsys.readouterr().err
     bad.write_text(SPEC.replace('"l1d.ways" = [2, 4]', '"l1d.wayz" = [2, 4]'))
     assert cli.main(["sweep", str(bad), "--out", str(tmp_path), "--no-progress"]) == 2
-    assert "unknown configuration key 'l1d.wayz'" in capsys.readouterr().err
+    assert f"{bad}: unknown configuration key 'l1d.wayz'" in capsys.readouterr().err
+    # Errors found in the spec's values name its file too, before any run.
+    for old, new, message in (('"l1d.ways" = [2, 4]', '"l1d.ways" = []', "grid['l1d.ways'] has no values"),
+                              ('preset = "gtx480"', 'preset = "gtx999"', "unknown preset 'gtx999'"),
+                              ('workloads = ["vectoradd", "sgemm"]', 'workloads = ["vectorad"]',
+                               "workload 'vectorad:small' is neither")):
+        assert old in SPEC
+        bad.write_text(SPEC.replace(old, new))
+        assert cli.main(["sweep", str(bad), "--out", str(tmp_path / "p"), "--no-progress"]) == 2
+        assert f"{bad}: {message}" in capsys.readouterr().err
+        assert not (tmp_path / "p").exists() or not any((tmp_path / "p").glob("*.csv"))
     broken = tmp_path / "broken.npz"
     broken.write_bytes(b"nope")
     bad.write_text(SPEC.replace('workloads = ["vectoradd", "sgemm"]', f'workloads = ["vectoradd", "{broken}"]'))

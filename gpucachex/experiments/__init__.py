@@ -168,15 +168,20 @@ class Context:
         <out>/<spec name>.csv. `grid_override` replaces swept keys (in every sub-grid of a list grid).
         With a store in `sweep_options`, finished runs are read from it instead of simulated again."""
         from gpucachex import presets
-        from gpucachex.sweep import sweep
+        from gpucachex.sweep import points, sweep
 
         spec = self.spec(name)
-        base = presets.get(spec["preset"], **spec["set"])
         grid = spec["grid"]
         if isinstance(grid, list):
             grid = [dict(g, **grid_override) for g in grid]
         else:
             grid = dict(grid, **grid_override)
+        try:  # the preset, [set], grid, workloads and seeds, checked before any run, named by the file
+            base = presets.get(spec["preset"], **spec["set"])
+            points(base, grid, spec_workloads(spec), spec["seeds"])
+        except (KeyError, ValueError, TypeError) as exc:
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+            raise type(exc)(f"{spec['path']}: {message}") from None
         options = dict(self.sweep_options)
         options.setdefault("desc", spec["name"])
         frame = sweep(base, grid, spec_workloads(spec), seeds=spec["seeds"], jobs=self.jobs, **options)
