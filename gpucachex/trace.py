@@ -18,6 +18,10 @@ WARP_SIZE = 32
 MAX_DST = 2   # destination registers per instruction (Accel-Sim's own parser keeps 1)
 MAX_SRC = 5   # source registers per instruction (Accel-Sim's own parser keeps 4)
 NO_REG = 255  # "no register" in dst/src; R255 is RZ, the zero register, which carries no dependency
+# Launch shapes a Trace can hold (the text reader's rules): CUDA's grid limits, with at most 2^32 CTAs
+# (ids are uint32); blocks of at most 2048 threads.
+MAX_GRID = (2**31 - 1, 65535, 65535)
+MAX_THREADS_PER_CTA = 2048
 
 
 class OpClass:
@@ -156,10 +160,21 @@ class Kernel:
                 raise ValueError(f"{at}column {name} must be C-contiguous")
         if self.addresses.dtype != np.uint64 or self.addresses.ndim != 1 or not self.addresses.flags.c_contiguous:
             raise ValueError(f"{at}addresses must be a one-dimensional C-contiguous uint64 array")
-        if any(int(d) < 1 for d in (*self.grid, *self.block)):
-            raise ValueError(f"{at}grid {self.grid} and block {self.block} dimensions must be at least 1")
-        if self.threads_per_cta > 2048:
-            raise ValueError(f"{at}{self.threads_per_cta} threads per CTA is more than any GPU supports (2048)")
+        block_limits = (MAX_THREADS_PER_CTA,) * 3
+        for what, dims, limits in (("grid", self.grid, MAX_GRID), ("block", self.block, block_limits)):
+            t = tuple(dims) if isinstance(dims, (tuple, list, np.ndarray)) else None
+            if t is None or len(t) != 3 or any(isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer))
+                                               for d in t):
+                raise ValueError(f"{at}{what} must be three integers (x, y, z), got {dims!r}")
+            if any(not 1 <= int(d) <= lim for d, lim in zip(t, limits)):
+                raise ValueError(f"{at}{what} {tuple(int(d) for d in t)}: each dimension must be from 1 to "
+                                 f"{limits[0]:,}, {limits[1]:,}, {limits[2]:,} (x, y, z)")
+        if self.grid_ctas > 1 << 32:
+            raise ValueError(f"{at}grid {tuple(self.grid)} has {self.grid_ctas:,} CTAs, more than the 2^32 a trace "
+                             f"can number")
+        if self.threads_per_cta > MAX_THREADS_PER_CTA:
+            raise ValueError(f"{at}{self.threads_per_cta} threads per CTA is more than any GPU supports "
+                             f"({MAX_THREADS_PER_CTA})")
         if n == 0:
             return
         if int(self.cta.max()) >= self.grid_ctas:

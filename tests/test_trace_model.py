@@ -35,7 +35,17 @@ def test_summary_counts_lanes_and_memory_instructions():
     (dict(warp=np.array([0, 1, 0], np.uint16)), "warp id 1 is outside a CTA of 1 warps"),
     (dict(cta=np.array([0, 0, 5], np.uint32)), "CTA id 5 is outside the grid of 1 CTAs"),
     (dict(pc=np.zeros(3, np.int64)), "column pc must have dtype uint32"),
-    (dict(block=(4096, 1, 1)), "4096 threads per CTA"),
+    (dict(block=(64, 64, 1)), "4096 threads per CTA"),
+    (dict(block=(4096, 1, 1)), r"block \(4096, 1, 1\): each dimension must be from 1 to 2,048"),
+    (dict(grid=(1, 1)), r"grid must be three integers \(x, y, z\), got \(1, 1\)"),
+    (dict(grid=(1, 1, 1, 1)), r"grid must be three integers"),
+    (dict(grid=1), r"grid must be three integers \(x, y, z\), got 1"),
+    (dict(block=("32", 1, 1)), r"block must be three integers"),
+    (dict(block=(32.0, 1, 1)), r"block must be three integers"),
+    (dict(grid=(True, 1, 1)), r"grid must be three integers"),
+    (dict(grid=(0, 1, 1)), r"grid \(0, 1, 1\): each dimension must be from 1 to 2,147,483,647, 65,535, 65,535"),
+    (dict(grid=(2**31, 1, 1)), r"each dimension must be from 1 to 2,147,483,647"),
+    (dict(grid=(65536, 65535, 2)), r"has 8,589,803,520 CTAs, more than the 2\^32 a trace can number"),
 ])
 def test_validation_names_the_problem(change, message):
     k = tiny_kernel().replace(**change)

@@ -47,7 +47,7 @@ from typing import Iterator
 import numpy as np
 
 from gpucachex import isa
-from gpucachex.trace import MAX_DST, MAX_SRC, NO_REG, WARP_SIZE, Kernel, Space, Trace
+from gpucachex.trace import MAX_DST, MAX_GRID, MAX_SRC, NO_REG, WARP_SIZE, Kernel, Space, Trace
 
 HEAP_BASE = 0x8000_0000   # GPGPU-Sim's GLOBAL_HEAP_START: where its cudaMalloc starts allocating
 HEAP_ALIGN = 256          # cudaMalloc alignment (GPGPU-Sim pads every allocation to 256 B)
@@ -63,8 +63,7 @@ DTYPE_BYTES = {
     "f32x2": 8, "i32x2": 8, "u32x2": 8, "f32x4": 16, "i32x4": 16, "u32x4": 16,
 }
 
-# CUDA's launch limits (compute capability 3.0 and later): grid x, y, z and block x, y, z.
-MAX_GRID = (2**31 - 1, 65535, 65535)
+# CUDA's launch limits (compute capability 3.0 and later): block x, y, z (grid: trace.MAX_GRID).
 MAX_BLOCK = (1024, 1024, 64)
 
 # Bytes per thread slot a kernel's tracing holds at once, at the least: its int64 index arrays
