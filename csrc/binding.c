@@ -812,16 +812,23 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
         }
     for (Py_ssize_t i = 0; i < nm; i++) {
         PyObject *item = PySequence_GetItem(memcpys, i);
-        unsigned int before;
-        unsigned long long dst, bytes;
-        int ok = item && PyArg_ParseTuple(item, "IKK", &before, &dst, &bytes);
+        PyObject *o_before, *o_dst, *o_bytes;
+        unsigned long long before = 0, dst = 0, bytes = 0;
+        /* Checked conversions: the 'K' format would take -1 or 2**70 as another address. */
+        int ok = item && PyArg_ParseTuple(item, "OOO", &o_before, &o_dst, &o_bytes);
+        if (ok) {
+            before = PyLong_AsUnsignedLongLong(o_before);
+            dst = PyLong_AsUnsignedLongLong(o_dst);
+            bytes = PyLong_AsUnsignedLongLong(o_bytes);
+            ok = !PyErr_Occurred() && before <= UINT32_MAX;
+        }
         Py_XDECREF(item);
         if (!ok) {
             PyErr_Clear();
             PyErr_Format(PyExc_ValueError, "memcpy %zd must be (kernel index, address, bytes)", i);
             goto done;
         }
-        mc[i] = (gcx_memcpy){.before_kernel = before, .dst = dst, .bytes = bytes};
+        mc[i] = (gcx_memcpy){.before_kernel = (uint32_t)before, .dst = dst, .bytes = bytes};
     }
     {
         gcx_workload wl = {.kernels = ks, .n_kernels = (uint32_t)nk, .memcpys = mc, .n_memcpys = (uint32_t)nm};

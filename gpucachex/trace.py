@@ -220,14 +220,25 @@ class Trace:
         save_trace(self, path)
 
     def validate(self) -> "Trace":
+        where = f"{self.name or 'trace'}: "
+        if not all(isinstance(op, str) for op in self.opcodes):
+            bad = next(op for op in self.opcodes if not isinstance(op, str))
+            raise ValueError(f"{where}opcodes must be names (strings), got {bad!r}")
         for i, k in enumerate(self.kernels):
-            k.validate(where=f"{self.name or 'trace'}: kernel {i + 1}: ")
+            if not isinstance(k, Kernel):
+                raise ValueError(f"{where}kernel {i + 1} must be a Kernel, got {type(k).__name__}")
+            k.validate(where=f"{where}kernel {i + 1}: ")
             if k.n_insts and int(k.opcode.max()) >= len(self.opcodes):
                 raise ValueError(f"kernel {k.name!r}: opcode index {int(k.opcode.max())} outside the table "
                                  f"of {len(self.opcodes)} opcodes")
-        for before, dst, nbytes in self.memcpys:
-            if not 0 <= before <= len(self.kernels) or nbytes < 0 or dst < 0:
-                raise ValueError(f"bad memcpy ({before}, {dst:#x}, {nbytes}) for {len(self.kernels)} kernels")
+        for i, m in enumerate(self.memcpys):
+            if (not isinstance(m, (tuple, list)) or len(m) != 3
+                    or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in m)):
+                raise ValueError(f"{where}memcpy {i} must be (kernel index, address, bytes), three integers, got {m!r}")
+            before, dst, nbytes = (int(v) for v in m)
+            if not 0 <= before <= len(self.kernels) or nbytes < 0 or dst < 0 or dst + nbytes > 1 << 64:
+                raise ValueError(f"{where}bad memcpy {i} ({before}, {dst:#x}, {nbytes}): the kernel index must be 0 to "
+                                 f"{len(self.kernels)}, bytes >= 0, and the copy within the 64-bit address space")
         return self
 
     # ---- totals -----------------------------------------------------------------------------

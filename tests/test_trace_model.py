@@ -72,3 +72,32 @@ def test_opcode_classification():
         isa.register_opcode("FOO", "loads")
     with pytest.raises(ValueError, match="base opcode must be a name without modifiers"):
         isa.register_opcode("LDG.E", "load", "global")
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(memcpys=[(0, 0x100)]), r"memcpy 0 must be \(kernel index, address, bytes\), three integers, got \(0, 256\)"),
+    (dict(memcpys=[(0, 0x100, 8.0)]), "memcpy 0 must be"),
+    (dict(memcpys=[(0, 0x100, 8), (2, 0x100, 8)]), r"bad memcpy 1 \(2, 0x100, 8\): the kernel index must be 0 to 1"),
+    (dict(memcpys=[(0, -1, 8)]), r"bad memcpy 0 \(0, -0x1, 8\)"),
+    (dict(memcpys=[(0, 2**64 - 4, 8)]), "within the 64-bit address space"),
+    (dict(memcpys=[(0, 2**70, 8)]), "within the 64-bit address space"),
+    (dict(opcodes=[7]), r"opcodes must be names \(strings\), got 7"),
+    (dict(kernels=[None]), "kernel 1 must be a Kernel, got NoneType"),
+])
+def test_trace_level_validation_names_the_problem(change, message):
+    t = Trace([tiny_kernel()], ["LDG.E"], memcpys=[(0, 0x1000, 64)], name="t").validate()
+    for key, value in change.items():
+        setattr(t, key, value)
+    with pytest.raises(ValueError, match=message):
+        t.validate()
+
+
+def test_the_core_refuses_memcpys_it_cannot_hold():
+    # simulate() validates first; the core's own check keeps 2**70 from being read as another address.
+    from gpucachex import _core, presets
+    from gpucachex.sim import _kernel_dicts
+
+    t = Trace([tiny_kernel()], ["LDG.E"])
+    for bad in ([(0, 2**70, 8)], [(0, -1, 8)], [(2**33, 0, 8)]):
+        with pytest.raises(ValueError, match=r"memcpy 0 must be \(kernel index, address, bytes\)"):
+            _core.simulate(presets.get("gtx480").to_dict(), _kernel_dicts(t), bad, 0, False)
