@@ -337,7 +337,7 @@ def cmd_sweep(args) -> int:
 
     try:
         spec = load_spec(args.spec, quick=args.quick)
-    except (FileNotFoundError, ValueError) as exc:
+    except (OSError, ValueError) as exc:
         raise CliError(str(exc)) from None
     options = _sweep_options(args)
     options["errors"] = "skip"  # failed runs are listed below; the others' rows are still written

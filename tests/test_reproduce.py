@@ -185,6 +185,13 @@ def test_unusable_output_folders_and_stores_stop_before_any_run(registry, tmp_pa
 def test_cli_sweep_errors(registry, tmp_path, capsys):
     assert cli.main(["sweep", str(tmp_path / "none.toml")]) == 2
     assert "no sweep spec" in capsys.readouterr().err
+    (tmp_path / "folder.toml").mkdir()
+    assert cli.main(["sweep", str(tmp_path / "folder.toml")]) == 2
+    assert "folder.toml is a directory, not a sweep spec" in capsys.readouterr().err
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(SPEC.replace("Cycles", "Cycl\xe9s").encode("latin-1"))
+    assert cli.main(["sweep", str(latin)]) == 2
+    assert f"{latin}: not UTF-8 text, as TOML must be" in capsys.readouterr().err
     bad = tmp_path / "bad.toml"
     bad.write_text(SPEC.replace('title =', 'colour = "red"\ntitle ='))
     assert cli.main(["sweep", str(bad), "--out", str(tmp_path)]) == 2

@@ -68,6 +68,8 @@ def load_spec(name_or_path: str | Path, quick: bool = False) -> dict[str, Any]:
     path = Path(name_or_path)
     if not path.suffix:
         path = experiments_dir() / f"{name_or_path}.toml"
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a sweep spec (a TOML file)")
     if not path.is_file():
         raise FileNotFoundError(f"no sweep spec {path}")
     with open(path, "rb") as f:
@@ -75,6 +77,8 @@ def load_spec(name_or_path: str | Path, quick: bool = False) -> dict[str, Any]:
             spec = tomllib.load(f)
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"{path}: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: not UTF-8 text, as TOML must be ({exc.reason} at byte {exc.start})") from None
     unknown = set(spec) - SPEC_KEYS
     if unknown:
         raise ValueError(f"{path}: unknown keys {sorted(unknown)} (known: {sorted(SPEC_KEYS)})")
