@@ -322,6 +322,12 @@ def _sweep_options(args) -> dict:
         raise CliError(f"--out {out}: cannot create the folder ({exc.strerror})") from None
     options = {"executor": "local" if args.executor == "threads" else args.executor, "progress": not args.no_progress}
     if args.address:
+        from gpucachex.sweep import connect_dask
+
+        try:  # before anything runs, rather than once per sweep
+            connect_dask(args.address).close()
+        except (ValueError, ConnectionError) as exc:
+            raise CliError(str(exc)) from None
         options["address"] = args.address
     if not args.no_store:
         path = Path(args.store) if args.store else Path(args.out) / args.default_store

@@ -520,6 +520,21 @@ class _ProcessRunner:
         self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
 
 
+def connect_dask(address: str, timeout: str = "30s"):
+    """A distributed.Client of the Dask scheduler at `address`; an address that is malformed or
+    cannot be reached is a ValueError or ConnectionError naming it."""
+    import distributed
+
+    if not isinstance(address, str):
+        raise TypeError(f"a Dask scheduler address is a string such as 'tcp://host:8786', got {address!r}")
+    try:
+        return distributed.Client(address, timeout=timeout)
+    except ValueError as exc:
+        raise ValueError(f"Dask scheduler address {address!r}: {exc}") from None
+    except OSError as exc:
+        raise ConnectionError(f"cannot reach the Dask scheduler at {address} ({exc})") from None
+
+
 class _DaskRunner:
     """Runs on a Dask distributed cluster: the scheduler at `address`, or a LocalCluster of `jobs`
     single-threaded worker processes (loopback only) started and closed here."""
@@ -533,7 +548,7 @@ class _DaskRunner:
                                                     processes=True, host="127.0.0.1", dashboard_address=None)
             self.client = distributed.Client(self.cluster)
         else:
-            self.client = distributed.Client(address, timeout="30s")
+            self.client = connect_dask(address)
         threads = sum(self.client.nthreads().values()) or 1
         self.window = max(2, 2 * threads)
         self.traces = {ident: self.client.scatter(t, hash=False) for ident, t in traces.items()}

@@ -109,6 +109,10 @@ def test_reproduce_rejects_unknown_names_and_empty_registries(registry, tmp_path
     assert not out.exists()
     assert cli.main(["reproduce", "--out", str(out), "--address", "tcp://127.0.0.1:1"]) == 2
     assert "--address needs --executor dask" in capsys.readouterr().err
+    # A malformed scheduler address stops the command before any experiment runs.
+    assert cli.main(["reproduce", "--out", str(out), "--executor", "dask", "--address", "nohost"]) == 2
+    assert "Dask scheduler address 'nohost': " in capsys.readouterr().err
+    assert not (out / "results.sqlite").exists()
     monkeypatch.setattr(experiments, "EXPERIMENTS", {})
     assert cli.main(["reproduce", "--out", str(out)]) == 2
     assert "no experiments are registered" in capsys.readouterr().err

@@ -382,6 +382,18 @@ def test_processes_executor_equals_threads(tmp_path):
     same_rows(threads, procs)
 
 
+def test_an_unreachable_dask_scheduler_is_named():
+    pytest.importorskip("distributed")
+    from gpucachex.sweep import connect_dask
+
+    with pytest.raises(ConnectionError, match=r"cannot reach the Dask scheduler at tcp://127.0.0.1:1 \("):
+        connect_dask("tcp://127.0.0.1:1", timeout="1s")
+    with pytest.raises(ValueError, match="Dask scheduler address 'nohost'"):
+        connect_dask("nohost")
+    with pytest.raises(TypeError, match="a Dask scheduler address is a string"):
+        connect_dask(8786)
+
+
 @pytest.mark.slow
 def test_dask_local_cluster_equals_local_sweep(tmp_path):
     distributed = pytest.importorskip("distributed")
