@@ -107,6 +107,21 @@ def close_names(word: str, names, otherwise: str) -> str:
     return f"close: {', '.join(close)}" if close else otherwise
 
 
+def _flat_items(overrides: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted key, value) pairs of overrides given flat ({"l1d.ways": 8}) or nested by section
+    ({"l1d": {"ways": 8}}, as `Config.to_dict(nested=True)` writes them)."""
+    if not isinstance(overrides, Mapping):
+        raise TypeError(f"configuration overrides must be a mapping of keys to values such as {{'l1d.ways': 8}}, "
+                        f"got {type(overrides).__name__} {overrides!r}")
+    for key, value in overrides.items():
+        if not isinstance(key, str):
+            raise TypeError(f"configuration keys are strings such as 'l1d.ways', got {key!r}")
+        if isinstance(value, Mapping):
+            yield from _flat_items(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
 def _config_from_values(values: dict[str, Any], name: str) -> "Config":
     return Config(values, name=name)
 
@@ -115,7 +130,8 @@ class Config(Mapping):
     """An immutable GPU configuration: a full mapping of dotted keys to values.
 
     Build one from a preset (`gpucachex.presets.get`) or from overrides of the core's defaults
-    (``Config({"core.sms": 30})``); derive others with `replace`. Construction validates every value
+    (``Config({"core.sms": 30})``, or nested by section as `to_dict(nested=True)` writes them:
+    ``Config({"core": {"sms": 30}})``); derive others with `replace`. Construction validates every value
     and the relations between keys (geometry, partitions per channel, ...) and raises ValueError or
     TypeError naming the key.
     """
@@ -125,11 +141,16 @@ class Config(Mapping):
     def __init__(self, overrides: Mapping[str, Any] | None = None, *, name: str = "", base: "Config | None" = None):
         keys = schema()
         values = dict(base._values) if base is not None else {k: s.default for k, s in keys.items()}
-        for key, value in (overrides or {}).items():
+        given: dict[str, str] = {}
+        for key, value in _flat_items(overrides if overrides is not None else {}):
             try:
                 full = resolve_key(key)
             except KeyError as exc:
                 raise KeyError(exc.args[0]) from None
+            if full in given:
+                names = "" if given[full] == key else f" (as {given[full]!r} and {key!r})"
+                raise ValueError(f"configuration key {full} is given twice{names}")
+            given[full] = key
             values[full] = keys[full].coerce(value)
         _core.check_config(values)
         object.__setattr__(self, "_values", values)

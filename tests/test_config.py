@@ -102,6 +102,24 @@ def test_configs_pickle_and_keep_their_key():
     assert again == cfg and again.key() == cfg.key() and again.name == "ata"
 
 
+def test_nested_overrides_round_trip_and_bad_mappings_are_named():
+    cfg = presets.get("loscache").replace(**{"l2.power": "loscache", "l2.loscache.table_entries": 8})
+    nested = cfg.to_dict(nested=True)
+    assert nested["l2"]["loscache"]["table_entries"] == 8
+    assert Config(nested) == cfg and Config(nested).key() == cfg.key()
+    assert Config({"l1d": {"ways": 8}, "loscache": {"max_threshold": 5}})["l1d.ways"] == 8
+    assert Config({"loscache": {"max_threshold": 5}})["l2.loscache.max_threshold"] == 5
+    with pytest.raises(ValueError, match=r"configuration key l1d\.ways is given twice$"):
+        Config({"l1d.ways": 4, "l1d": {"ways": 8}})
+    with pytest.raises(ValueError, match=r"l2\.loscache\.table_entries is given twice \(as "
+                                         r"'l2\.loscache\.table_entries' and 'loscache\.table_entries'\)"):
+        Config({"l2.loscache.table_entries": 8, "loscache.table_entries": 16})
+    with pytest.raises(TypeError, match=r"configuration keys are strings such as 'l1d\.ways', got 1"):
+        Config({1: 2})
+    with pytest.raises(TypeError, match=r"overrides must be a mapping of keys to values .* got str 'l1d\.ways=8'"):
+        Config("l1d.ways=8")
+
+
 def test_short_names_resolve_to_the_unique_full_key():
     cfg = presets.get("gtx480").replace(**{"sms": 30})
     assert cfg["core.sms"] == 30
