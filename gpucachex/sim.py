@@ -109,7 +109,10 @@ class Result:
         return pd.Series(self.metrics, name=self.workload)
 
     def line_residency(self, level: str) -> np.ndarray:
-        """(lines, 3) cycles each line spent ON, DROWSY, OFF (only when simulated with detail=True)."""
+        """(lines, 3) cycles each line spent ON, DROWSY, OFF (only when simulated with detail=True);
+        `level` is "l1d" (every SM's lines, SM by SM) or "l2" (every partition's)."""
+        if level not in ("l1d", "l2"):
+            raise ValueError(f"level must be 'l1d' or 'l2', got {level!r}")
         key = f"{level}_line_residency"
         if key not in self.raw:
             raise ValueError("per-line residency was not recorded: simulate(..., detail=True)")

@@ -542,6 +542,13 @@ def test_bad_workload_and_seed():
         with pytest.raises(TypeError, match=f"{flag} must be True or False, got 'no'"):
             simulate(BASE, one_warp([alu(dst=(1,))]), **{flag: "no"})
     assert "l2_energy_j" not in simulate(BASE, one_warp([alu(dst=(1,))]), energy=np.False_).metrics
+    # per-line residency: only the levels that have lines, and only when recorded
+    detailed = simulate(BASE, one_warp([alu(dst=(1,))]), detail=True)
+    assert detailed.line_residency("l2").shape == (BASE.l2_lines, 3)
+    with pytest.raises(ValueError, match="level must be 'l1d' or 'l2', got 'L2'"):
+        detailed.line_residency("L2")
+    with pytest.raises(ValueError, match=r"not recorded: simulate\(..., detail=True\)"):
+        simulate(BASE, one_warp([alu(dst=(1,))])).line_residency("l2")
 
 
 def test_an_unknown_metric_names_the_close_ones():
