@@ -25,7 +25,7 @@ power-of-two associativity: the 6-way 48 KB L1D of gtx1080 uses the 64 KB 8-way 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Mapping
 
 WARP_SIZE = 32
@@ -273,13 +273,14 @@ def level_energy(metrics: Mapping[str, Any], config, level: str, params: EnergyP
     return out
 
 
-def compute(result=None, params: EnergyParams | None = None, *, metrics: Mapping[str, Any] | None = None,
-            config=None) -> dict[str, Any]:
+def compute(result=None, params: EnergyParams | Mapping[str, Any] | None = None, *,
+            metrics: Mapping[str, Any] | None = None, config=None) -> dict[str, Any]:
     """Every energy term of a run (joules) and the average powers over its duration (watts).
 
     Give a `Result`, or the flat `metrics` of a run (for example a row of a sweep's DataFrame) with
-    its `config`: energy needs only the counters and residencies, never a new simulation."""
-    params = params or EnergyParams()
+    its `config`: energy needs only the counters and residencies, never a new simulation. `params`:
+    EnergyParams, or a mapping of its fields (``{"node_nm": 32}``)."""
+    params = as_params(params)
     if result is not None:
         metrics, config = result.metrics, result.config
     if metrics is None or config is None:
@@ -328,10 +329,26 @@ def compare(run: Mapping[str, Any], baseline: Mapping[str, Any], keys=ENERGY_TER
     return {k: (run[k] / baseline[k] if baseline[k] else float("nan")) for k in keys}
 
 
-def recompute(frame, params: EnergyParams, config_of: Callable[[Mapping[str, Any]], Any]):
+def as_params(params: EnergyParams | Mapping[str, Any] | None) -> EnergyParams:
+    """EnergyParams from itself, a mapping of its fields, or None (the defaults)."""
+    if params is None:
+        return EnergyParams()
+    if isinstance(params, EnergyParams):
+        return params
+    if isinstance(params, Mapping):
+        names = {f.name for f in fields(EnergyParams)}
+        unknown = sorted(set(params) - names)
+        if unknown:
+            raise TypeError(f"unknown energy parameters {unknown} (known: {', '.join(sorted(names))})")
+        return EnergyParams(**params)
+    raise TypeError(f"params must be EnergyParams or a mapping of its fields, got {type(params).__name__}")
+
+
+def recompute(frame, params: EnergyParams | Mapping[str, Any], config_of: Callable[[Mapping[str, Any]], Any]):
     """Energy columns of every row of a results DataFrame under other energy parameters, without
     simulating: `config_of(row)` gives each row's Config."""
     import pandas as pd
 
+    params = as_params(params)
     rows = [compute(metrics=row, config=config_of(row), params=params) for _, row in frame.iterrows()]
     return pd.DataFrame(rows, index=frame.index)

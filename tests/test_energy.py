@@ -46,3 +46,13 @@ def test_energy_parameters_change_energy_without_simulating():
     at32 = energy.compute(r, energy.EnergyParams(node_nm=32))
     assert at32["l2_static_energy_j"] < at45["l2_static_energy_j"]
     assert at32["l1d_dynamic_energy_j"] < at45["l1d_dynamic_energy_j"]
+
+
+def test_energy_parameters_may_be_a_mapping_of_their_fields():
+    r = simulate(presets.get("gtx480"), workloads.make("vectoradd", size="tiny"))
+    assert energy.compute(r, {"node_nm": 32}) == energy.compute(r, energy.EnergyParams(node_nm=32))
+    assert energy.compute(r, {"node_nm": 32}) != energy.compute(r)
+    with pytest.raises(TypeError, match=r"unknown energy parameters \['nodes'\] \(known: drowsy_vdd, "):
+        energy.compute(r, {"nodes": 32})
+    with pytest.raises(TypeError, match="params must be EnergyParams or a mapping of its fields, got int"):
+        energy.compute(r, 32)
