@@ -480,6 +480,22 @@ def test_characterization_tells_the_locality_classes_apart():
     assert va["req_per_line"] == 1.0 and va["l2_hit"] == 0.0 and va["l1_hit"] == 0.0
 
 
+def test_characterization_refuses_what_it_cannot_count():
+    from gpucachex.workloads.characterize import requests
+
+    t = tiny("vectoradd")
+    # n_sms = 0 divided by zero and returned numbers; a granularity of 0 or 96 formed no blocks.
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(ValueError, match=f"n_sms must be a positive integer, got {bad!r}"):
+            characterize(t, n_sms=bad)
+    for bad in (0, 96):
+        with pytest.raises(ValueError, match=f"granularity must be a power of two of bytes, got {bad}"):
+            requests(t, granularity=bad)
+    with pytest.raises(TypeError, match="a Trace is characterized .* got str"):
+        characterize("vectoradd")
+    assert characterize(t, n_sms=np.int64(15)) == characterize(t)
+
+
 def test_simulated_metrics_come_from_the_timing_model():
     from gpucachex.workloads.characterize import simulated_metrics
     stream = simulated_metrics(tiny("vectoradd"), lines=100)

@@ -51,10 +51,21 @@ def ctas_per_sm(kernel) -> int:
     return max(1, min(limits))
 
 
+def _check(trace: Trace, n_sms: int, granularity: int = LINE) -> None:
+    if not isinstance(trace, Trace):
+        raise TypeError(f"a Trace is characterized (workloads.make or load_trace give one), got {type(trace).__name__}")
+    if isinstance(n_sms, bool) or not isinstance(n_sms, (int, np.integer)) or n_sms < 1:
+        raise ValueError(f"n_sms must be a positive integer, got {n_sms!r}")
+    if (isinstance(granularity, bool) or not isinstance(granularity, (int, np.integer)) or granularity < 1
+            or granularity & (granularity - 1)):
+        raise ValueError(f"granularity must be a power of two of bytes, got {granularity!r}")
+
+
 def requests(trace: Trace, n_sms: int = N_SMS, granularity: int = LINE) -> dict[str, np.ndarray]:
     """Coalesced memory requests of the global and local accesses: one per distinct
     `granularity`-byte block per warp instruction, in the functional interleaving order.
     Columns: block, kernel, cta, sm, write, atomic, local."""
+    _check(trace, n_sms, granularity)
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("block", "kernel", "cta", "sm", "write", "atomic",
                                                           "local", "order")}
     for ki, k in enumerate(trace.kernels):
@@ -134,6 +145,7 @@ def reuse_split(block: np.ndarray, kernel: np.ndarray, cta: np.ndarray) -> dict[
 
 def characterize(trace: Trace, n_sms: int = N_SMS) -> dict:
     """Simulator-independent character of a trace (see the module docstring)."""
+    _check(trace, n_sms)
     insts = sum(k.n_insts for k in trace.kernels)
     lanes = sum(int(popcount32(k.mask).sum()) for k in trace.kernels)
     mem_insts = sum(int(np.count_nonzero(k.width)) for k in trace.kernels)
