@@ -19,10 +19,13 @@ import numpy as np  # noqa: E402
 
 
 def _require(frame, *columns) -> None:
-    """KeyError naming the first of `columns` (None ones skipped) the frame lacks."""
+    """KeyError naming the first of `columns` (None ones skipped) the frame lacks; ValueError for a
+    frame without rows (a sweep whose runs all failed), which would draw an empty figure."""
     for col in columns:
         if col is not None and col not in frame.columns:
             raise KeyError(f"no column {col!r} in the frame (columns: {', '.join(map(str, frame.columns))})")
+    if len(frame) == 0:
+        raise ValueError("nothing to plot: the frame has no rows")
 
 
 def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None = None, mean: str = "arith",

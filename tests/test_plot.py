@@ -79,6 +79,18 @@ def test_every_plot_names_a_missing_column(draw, message):
         draw(frame)
 
 
+@pytest.mark.parametrize("draw", [
+    lambda f: plot.normalized_bars(f, "ipc"), lambda f: plot.lines(f, "ways", "ipc"),
+    lambda f: plot.stacked_bars(f, ["ipc"]), lambda f: plot.heatmap(f, "ways", "workload", "ipc"),
+    lambda f: plot.pareto(f, "ways", "ipc"),
+])
+def test_an_empty_frame_is_refused_not_drawn_blank(draw):
+    # e.g. the frame of a sweep whose runs all failed, with errors="skip"
+    empty = pd.DataFrame({"workload": [], "ways": [], "ipc": []})
+    with pytest.raises(ValueError, match="nothing to plot: the frame has no rows"):
+        draw(empty)
+
+
 def test_bad_plot_options_are_refused_before_drawing_or_writing(tmp_path):
     frame = pd.DataFrame({"workload": ["a", "b"], "ways": [2, 4], "ipc": [1.0, 2.0]})
     with pytest.raises(ValueError, match="agg must be one of mean, median"):
