@@ -55,8 +55,9 @@ BYPASS_MODIFIERS = ("CG", "CV", "STRONG", "VOLATILE")
 
 
 def register_opcode(base: str, op_class: str | int, space: str | int = "none") -> None:
-    """Teach the classifier a base opcode, e.g. ``register_opcode("LDGX", "load", "global")``."""
-    if not base or "." in base or not base.replace("_", "").isalnum():
+    """Teach the classifier a base opcode, e.g. ``register_opcode("LDGX", "load", "global")``. Loads,
+    stores and atomics name the memory space they access; every other class has none."""
+    if not isinstance(base, str) or not base or "." in base or not base.replace("_", "").isalnum():
         raise ValueError(f"base opcode must be a name without modifiers, got {base!r}")
     cls = OpClass.NAMES.index(op_class) if isinstance(op_class, str) and op_class in OpClass.NAMES else op_class
     spc = Space.NAMES.index(space) if isinstance(space, str) and space in Space.NAMES else space
@@ -64,6 +65,13 @@ def register_opcode(base: str, op_class: str | int, space: str | int = "none") -
         raise ValueError(f"unknown instruction class {op_class!r} (known: {', '.join(OpClass.NAMES)})")
     if not isinstance(spc, int) or not 0 <= spc < len(Space.NAMES):
         raise ValueError(f"unknown memory space {space!r} (known: {', '.join(Space.NAMES)})")
+    memory = cls in (OpClass.LOAD, OpClass.STORE, OpClass.ATOMIC)
+    if memory and spc == Space.NONE:
+        raise ValueError(f"{base}: class {OpClass.NAMES[cls]!r} accesses memory; name its space "
+                         f"({', '.join(Space.NAMES[1:])})")
+    if not memory and spc != Space.NONE:
+        raise ValueError(f"{base}: only loads, stores and atomics access a memory space; class "
+                         f"{OpClass.NAMES[cls]!r} has space 'none', got {Space.NAMES[spc]!r}")
     OPCODE_TABLE[base] = (cls, spc)
 
 

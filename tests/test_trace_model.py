@@ -72,6 +72,15 @@ def test_opcode_classification():
         isa.register_opcode("FOO", "loads")
     with pytest.raises(ValueError, match="base opcode must be a name without modifiers"):
         isa.register_opcode("LDG.E", "load", "global")
+    with pytest.raises(ValueError, match="base opcode must be a name without modifiers, got 5"):
+        isa.register_opcode(5, "load", "global")
+    # A memory class without a space, or a space on another class, would be classified inconsistently.
+    with pytest.raises(ValueError, match=r"LDGX: class 'load' accesses memory; name its space \(global, local"):
+        isa.register_opcode("LDGX", "load")
+    with pytest.raises(ValueError, match="only loads, stores and atomics access a memory space; class 'alu' has space "
+                                         "'none', got 'global'"):
+        isa.register_opcode("FOO", "alu", "global")
+    assert "LDGX" not in isa.OPCODE_TABLE and "FOO" not in isa.OPCODE_TABLE
 
 
 @pytest.mark.parametrize("change, message", [
