@@ -817,10 +817,15 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
         /* Checked conversions: the 'K' format would take -1 or 2**70 as another address. */
         int ok = item && PyArg_ParseTuple(item, "OOO", &o_before, &o_dst, &o_bytes);
         if (ok) {
-            before = PyLong_AsUnsignedLongLong(o_before);
-            dst = PyLong_AsUnsignedLongLong(o_dst);
-            bytes = PyLong_AsUnsignedLongLong(o_bytes);
-            ok = !PyErr_Occurred() && before <= UINT32_MAX;
+            unsigned long long *dsts[3] = {&before, &dst, &bytes};
+            PyObject *objs[3] = {o_before, o_dst, o_bytes};
+            for (int j = 0; ok && j < 3; j++) {
+                PyObject *n = PyNumber_Index(objs[j]); /* numpy integers too */
+                *dsts[j] = n ? PyLong_AsUnsignedLongLong(n) : 0;
+                Py_XDECREF(n);
+                ok = !PyErr_Occurred();
+            }
+            ok = ok && before <= UINT32_MAX;
         }
         Py_XDECREF(item);
         if (!ok) {

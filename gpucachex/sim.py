@@ -245,7 +245,8 @@ def simulate(config: Config | str, workload: Trace | str | PathLike, seed: int =
     if not trace.kernels:
         raise ValueError(f"{trace.name or trace.source or 'the trace'} has no kernel to simulate")
     t0 = time.perf_counter()
-    args = (cfg.to_dict(), _kernel_dicts(trace), list(trace.memcpys), int(seed), detail)
+    memcpys = [tuple(int(v) for v in m) for m in trace.memcpys]  # validated: three integers each
+    args = (cfg.to_dict(), _kernel_dicts(trace), memcpys, int(seed), detail)
     raw = _run_with_progress(args, trace.summary()["warp_insts"]) if progress else _core.simulate(*args)
     wall = time.perf_counter() - t0
     metrics = derive_metrics(raw, cfg)

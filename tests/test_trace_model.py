@@ -107,6 +107,16 @@ def test_the_core_refuses_memcpys_it_cannot_hold():
     from gpucachex.sim import _kernel_dicts
 
     t = Trace([tiny_kernel()], ["LDG.E"])
-    for bad in ([(0, 2**70, 8)], [(0, -1, 8)], [(2**33, 0, 8)]):
+    for bad in ([(0, 2**70, 8)], [(0, -1, 8)], [(2**33, 0, 8)], [(0, 1.5, 8)]):
         with pytest.raises(ValueError, match=r"memcpy 0 must be \(kernel index, address, bytes\)"):
             _core.simulate(presets.get("gtx480").to_dict(), _kernel_dicts(t), bad, 0, False)
+
+
+def test_memcpys_may_be_lists_and_numpy_integers():
+    from gpucachex import presets, simulate
+
+    cfg = presets.get("gtx480", **{"l2.prefill": True})
+    runs = []
+    for memcpy in ((0, 0x1000, 64), [0, 0x1000, 64], (np.int64(0), np.uint64(0x1000), np.int32(64))):
+        runs.append(simulate(cfg, Trace([tiny_kernel()], ["LDG.E"], memcpys=[memcpy])).metrics)
+    assert runs[0] == runs[1] == runs[2]
