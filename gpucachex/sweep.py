@@ -319,6 +319,9 @@ def _check_seeds(seeds: Sequence[int]) -> list[int]:
         out.append(int(s))
     if not out:
         raise ValueError("a sweep needs at least one seed")
+    twice = sorted({s for s in out if out.count(s) > 1})
+    if twice:  # its rows would be counted twice in every mean over seeds
+        raise ValueError(f"seed {twice[0]} is listed twice in {out}")
     return out
 
 
@@ -334,6 +337,13 @@ def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = 
         raise ValueError("a sweep needs at least one workload")
     seeds = _check_seeds(seeds)
     refs = [workload_ref(w) for w in workloads]
+    first: dict[str, Any] = {}
+    for w, (_, _, ident) in zip(workloads, refs):
+        if ident in first:  # its rows would be counted twice in every mean over workloads
+            name, earlier = workload_name(w), workload_name(first[ident])
+            same = "listed twice" if name == earlier else f"the same workload ({ident}) as {earlier!r}, listed earlier"
+            raise ValueError(f"workload {name!r} is {same}")
+        first[ident] = w
     grid_points = expand_grid(grid)
     columns: list[str] = []       # swept columns in order of first appearance
     configured = []

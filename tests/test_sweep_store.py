@@ -87,6 +87,13 @@ def test_bad_sweep_arguments_fail_before_running(tmp_path):
         sweep(BASE, None, ["bfs:tiny"], seeds=[0, 2**64])
     with pytest.raises(TypeError, match="seeds must be a list"):
         sweep(BASE, None, ["bfs:tiny"], seeds=3)
+    # A seed or workload listed twice would give duplicate rows, counted twice in every mean.
+    with pytest.raises(ValueError, match=r"seed 1 is listed twice in \[1, 2, 1\]"):
+        sweep(BASE, None, ["bfs:tiny"], seeds=[1, 2, 1])
+    with pytest.raises(ValueError, match="workload 'bfs:tiny' is listed twice"):
+        sweep(BASE, None, ["bfs:tiny", "vectoradd:tiny", "bfs:tiny"])
+    with pytest.raises(ValueError, match=r"workload 'bfs:small' is the same workload \(bfs:small\) as 'bfs', listed"):
+        sweep(BASE, None, ["bfs", "bfs:small"])
     with pytest.raises(ValueError, match="executor must be one of"):
         sweep(BASE, None, ["bfs:tiny"], executor="mpi")
     with pytest.raises(ValueError, match="needs executor='dask'"):
