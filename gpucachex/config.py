@@ -204,7 +204,10 @@ class Config(Mapping):
         return out
 
     def diff(self, other: "Config") -> dict[str, Any]:
-        """Keys whose value differs from `other`, with this configuration's values."""
+        """Keys whose value differs from `other` (a Config, or overrides of the defaults), with this
+        configuration's values."""
+        if not isinstance(other, Config):
+            other = Config(other)
         return {k: v for k, v in self._values.items() if other._values.get(k) != v}
 
     def key(self) -> str:

@@ -118,6 +118,10 @@ def test_nested_overrides_round_trip_and_bad_mappings_are_named():
         Config({1: 2})
     with pytest.raises(TypeError, match=r"overrides must be a mapping of keys to values .* got str 'l1d\.ways=8'"):
         Config("l1d.ways=8")
+    # diff against overrides of the defaults, as well as against a Config
+    assert cfg.diff({"l2": {"loscache": {"table_entries": 8}}, "l2.power": "loscache"}) == cfg.diff(
+        Config({"l2.loscache.table_entries": 8, "l2.power": "loscache"}))
+    assert presets.get("gtx480").diff(presets.get("gtx480", l1d={"ways": 8})) == {"l1d.ways": 4}
 
 
 def test_short_names_resolve_to_the_unique_full_key():
