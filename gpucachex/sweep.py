@@ -338,12 +338,18 @@ def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = 
     seeds = _check_seeds(seeds)
     refs = [workload_ref(w) for w in workloads]
     first: dict[str, Any] = {}
+    shown: dict[str, str] = {}
     for w, (_, _, ident) in zip(workloads, refs):
+        name = workload_name(w)
         if ident in first:  # its rows would be counted twice in every mean over workloads
-            name, earlier = workload_name(w), workload_name(first[ident])
+            earlier = workload_name(first[ident])
             same = "listed twice" if name == earlier else f"the same workload ({ident}) as {earlier!r}, listed earlier"
             raise ValueError(f"workload {name!r} is {same}")
+        if name in shown:  # two workloads whose rows the workload column could not tell apart
+            raise ValueError(f"two different workloads are both named {name!r} ({shown[name]} and {ident}); "
+                             f"give the traces distinct names (Trace.name)")
         first[ident] = w
+        shown[name] = ident
     grid_points = expand_grid(grid)
     columns: list[str] = []       # swept columns in order of first appearance
     configured = []

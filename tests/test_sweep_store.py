@@ -94,6 +94,10 @@ def test_bad_sweep_arguments_fail_before_running(tmp_path):
         sweep(BASE, None, ["bfs:tiny", "vectoradd:tiny", "bfs:tiny"])
     with pytest.raises(ValueError, match=r"workload 'bfs:small' is the same workload \(bfs:small\) as 'bfs', listed"):
         sweep(BASE, None, ["bfs", "bfs:small"])
+    # Two different traces under one name: their rows could not be told apart.
+    small, big = workloads.make("vectoradd", "tiny"), workloads.make("vectoradd", "tiny", n=1000)
+    with pytest.raises(ValueError, match=r"two different workloads are both named 'vectoradd' \(trace:"):
+        sweep(BASE, None, [small, big])
     with pytest.raises(ValueError, match="executor must be one of"):
         sweep(BASE, None, ["bfs:tiny"], executor="mpi")
     with pytest.raises(ValueError, match="needs executor='dask'"):
