@@ -24,6 +24,8 @@ value), `workload`, `seed`, `config_key`, `run_key`, `preset`, every metric and 
 `Result.metrics`, and `wall_seconds`. The run key is a digest of the configuration's key, a canonical
 workload identity (``name:size`` for built-in models, a content digest for files and Trace objects),
 the seed and `model_version()`: equal on every machine, and new whenever the model's code changes.
+A seed or a workload listed twice, and two different workloads under one name, are errors: their rows
+would be counted twice, or merged, by every mean and plot over the `workload` column.
 
 The package exports the function as `gpucachex.sweep`, which hides this module's name on the package:
 import the rest with ``from gpucachex.sweep import expand_grid, points, ...``.
