@@ -291,9 +291,12 @@ def cmd_presets(args) -> int:
 
 
 def cmd_keys(args) -> int:
-    from gpucachex.config import schema
+    from gpucachex.config import close_names, schema
 
     keys = [s for s in schema().values() if not args.pattern or args.pattern in s.name]
+    if not keys:
+        raise CliError(f"no configuration key contains {args.pattern!r} "
+                       f"({close_names(args.pattern, schema(), 'gpucachex keys lists them all')})")
     if args.json:
         print(json.dumps([{"name": s.name, "type": s.type, "default": s.default, "min": s.min, "max": s.max,
                            "choices": s.choices, "doc": s.doc, "technique": s.technique} for s in keys], indent=2))

@@ -172,3 +172,13 @@ def test_schema_documents_every_key():
         assert spec.name.count(".") >= 1
     assert keys["core.scheduler"].choices == ("lrr", "gto", "two_level")
     assert Config()["core.sms"] == keys["core.sms"].default
+
+
+def test_cli_keys_lists_matches_and_names_a_pattern_that_matches_none(capsys):
+    from gpucachex.cli import main
+
+    assert main(["keys", "loscache.max"]) == 0
+    out = capsys.readouterr().out
+    assert "l2.loscache.max_threshold" in out and "l1d.ways" not in out
+    assert main(["keys", "l1d.wayz"]) == 2
+    assert "no configuration key contains 'l1d.wayz' (close: l1d.ways" in capsys.readouterr().err
