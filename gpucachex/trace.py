@@ -9,6 +9,7 @@ increasing linear id, warps in increasing id within their CTA.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -22,6 +23,23 @@ NO_REG = 255  # "no register" in dst/src; R255 is RZ, the zero register, which c
 # (ids are uint32); blocks of at most 2048 threads.
 MAX_GRID = (2**31 - 1, 65535, 65535)
 MAX_THREADS_PER_CTA = 2048
+
+
+def check_launch(grid, block) -> None:
+    """Raise ValueError unless `grid` and `block` are three integers each within the limits above."""
+    for what, dims, limits in (("grid", grid, MAX_GRID), ("block", block, (MAX_THREADS_PER_CTA,) * 3)):
+        t = tuple(dims) if isinstance(dims, (tuple, list, np.ndarray)) else None
+        if t is None or len(t) != 3 or any(isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer))
+                                           for d in t):
+            raise ValueError(f"{what} must be three integers (x, y, z), got {dims!r}")
+        if any(not 1 <= int(d) <= lim for d, lim in zip(t, limits)):
+            raise ValueError(f"{what} {tuple(int(d) for d in t)}: each dimension must be from 1 to "
+                             f"{limits[0]:,}, {limits[1]:,}, {limits[2]:,} (x, y, z)")
+    ctas, threads = (math.prod(int(d) for d in dims) for dims in (grid, block))
+    if ctas > 1 << 32:
+        raise ValueError(f"grid {tuple(int(d) for d in grid)} has {ctas:,} CTAs, more than the 2^32 a trace can number")
+    if threads > MAX_THREADS_PER_CTA:
+        raise ValueError(f"{threads} threads per CTA is more than any GPU supports ({MAX_THREADS_PER_CTA})")
 
 
 class OpClass:
@@ -160,21 +178,10 @@ class Kernel:
                 raise ValueError(f"{at}column {name} must be C-contiguous")
         if self.addresses.dtype != np.uint64 or self.addresses.ndim != 1 or not self.addresses.flags.c_contiguous:
             raise ValueError(f"{at}addresses must be a one-dimensional C-contiguous uint64 array")
-        block_limits = (MAX_THREADS_PER_CTA,) * 3
-        for what, dims, limits in (("grid", self.grid, MAX_GRID), ("block", self.block, block_limits)):
-            t = tuple(dims) if isinstance(dims, (tuple, list, np.ndarray)) else None
-            if t is None or len(t) != 3 or any(isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer))
-                                               for d in t):
-                raise ValueError(f"{at}{what} must be three integers (x, y, z), got {dims!r}")
-            if any(not 1 <= int(d) <= lim for d, lim in zip(t, limits)):
-                raise ValueError(f"{at}{what} {tuple(int(d) for d in t)}: each dimension must be from 1 to "
-                                 f"{limits[0]:,}, {limits[1]:,}, {limits[2]:,} (x, y, z)")
-        if self.grid_ctas > 1 << 32:
-            raise ValueError(f"{at}grid {tuple(self.grid)} has {self.grid_ctas:,} CTAs, more than the 2^32 a trace "
-                             f"can number")
-        if self.threads_per_cta > MAX_THREADS_PER_CTA:
-            raise ValueError(f"{at}{self.threads_per_cta} threads per CTA is more than any GPU supports "
-                             f"({MAX_THREADS_PER_CTA})")
+        try:
+            check_launch(self.grid, self.block)
+        except ValueError as exc:
+            raise ValueError(f"{at}{exc}") from None
         if n == 0:
             return
         if int(self.cta.max()) >= self.grid_ctas:

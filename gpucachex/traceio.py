@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from gpucachex import isa
-from gpucachex.trace import INST_COLUMNS, MAX_DST, MAX_SRC, Kernel, Trace
+from gpucachex.trace import INST_COLUMNS, MAX_DST, MAX_SRC, Kernel, Trace, check_launch
 
 CHUNK_BYTES = 4 << 20  # text fed to the parser per call: large enough to amortise the call, small in memory
 NATIVE_FORMAT = "gpucachex-trace"
@@ -341,13 +341,11 @@ def _load_native(path: Path) -> Trace:
         kernels, row, addr = [], 0, 0
         for i, km in enumerate(meta["kernels"]):
             n, m = _meta_int(km, "n_insts"), _meta_int(km, "n_addresses")
+            try:
+                check_launch(km["grid"], km["block"])
+            except ValueError as exc:
+                raise _Corrupt(f"kernel {i + 1}: {exc}") from None
             grid, block = tuple(km["grid"]), tuple(km["block"])
-            if not all(isinstance(x, int) and not isinstance(x, bool) for x in grid + block):
-                raise _Corrupt(f"kernel {i + 1} has grid {grid} and block {block}")
-            if len(grid) != 3 or len(block) != 3 or min(grid + block) < 1 or max(grid) >= 1 << 32:
-                raise _Corrupt(f"kernel {i + 1} has grid {grid} and block {block}")
-            if block[0] * block[1] * block[2] > 2048:
-                raise _Corrupt(f"kernel {i + 1} has {block[0] * block[1] * block[2]} threads per CTA")
             cols = {name: columns[name][row:row + n] for name in INST_COLUMNS}
             k = Kernel(name=str(km["name"]), grid=grid, block=block, **cols,
                        addresses=columns["addresses"][addr:addr + m],
