@@ -249,25 +249,33 @@ static int read_policy_params(const gcx_policy *policy, PyObject *params, double
     return 0;
 }
 
-/* "O&" converter for seeds: the "K" format masks a negative or 65-bit seed into another, silently
- * equal to some other seed's run. */
-static int seed_converter(PyObject *obj, void *out)
+/* "O&" converter to an unsigned 64-bit integer from any Python integer (numpy's are indexes too),
+ * refused with an exception when negative or too large: the "K" format would mask it into another
+ * value, a seed into some other seed's run, an address into another address. */
+static int u64_converter(PyObject *obj, void *out)
 {
-    if (PyBool_Check(obj) || !PyIndex_Check(obj)) { /* numpy integers are indexes too */
-        PyErr_Format(PyExc_TypeError, "seed must be a non-negative integer, got %R", obj);
-        return 0;
-    }
     PyObject *index = PyNumber_Index(obj);
     if (!index)
         return 0;
     unsigned long long v = PyLong_AsUnsignedLongLong(index);
     Py_DECREF(index);
-    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+    if (v == (unsigned long long)-1 && PyErr_Occurred())
+        return 0;
+    *(unsigned long long *)out = v;
+    return 1;
+}
+
+static int seed_converter(PyObject *obj, void *out)
+{
+    if (PyBool_Check(obj) || !PyIndex_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "seed must be a non-negative integer, got %R", obj);
+        return 0;
+    }
+    if (!u64_converter(obj, out)) {
         PyErr_Clear();
         PyErr_Format(PyExc_ValueError, "seed must be an integer from 0 to 2**64 - 1, got %R", obj);
         return 0;
     }
-    *(unsigned long long *)out = v;
     return 1;
 }
 
@@ -812,21 +820,9 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
         }
     for (Py_ssize_t i = 0; i < nm; i++) {
         PyObject *item = PySequence_GetItem(memcpys, i);
-        PyObject *o_before, *o_dst, *o_bytes;
         unsigned long long before = 0, dst = 0, bytes = 0;
-        /* Checked conversions: the 'K' format would take -1 or 2**70 as another address. */
-        int ok = item && PyArg_ParseTuple(item, "OOO", &o_before, &o_dst, &o_bytes);
-        if (ok) {
-            unsigned long long *dsts[3] = {&before, &dst, &bytes};
-            PyObject *objs[3] = {o_before, o_dst, o_bytes};
-            for (int j = 0; ok && j < 3; j++) {
-                PyObject *n = PyNumber_Index(objs[j]); /* numpy integers too */
-                *dsts[j] = n ? PyLong_AsUnsignedLongLong(n) : 0;
-                Py_XDECREF(n);
-                ok = !PyErr_Occurred();
-            }
-            ok = ok && before <= UINT32_MAX;
-        }
+        int ok = item && PyArg_ParseTuple(item, "O&O&O&", u64_converter, &before, u64_converter, &dst,
+                                          u64_converter, &bytes) && before <= UINT32_MAX;
         Py_XDECREF(item);
         if (!ok) {
             PyErr_Clear();
