@@ -172,7 +172,7 @@ class Context:
         <out>/<spec name>.csv. `grid_override` replaces swept keys (in every sub-grid of a list grid).
         With a store in `sweep_options`, finished runs are read from it instead of simulated again."""
         from gpucachex import presets
-        from gpucachex.sweep import points, sweep
+        from gpucachex.sweep import sweep
 
         spec = self.spec(name)
         grid = spec["grid"]
@@ -180,15 +180,14 @@ class Context:
             grid = [dict(g, **grid_override) for g in grid]
         else:
             grid = dict(grid, **grid_override)
-        try:  # the preset, [set], grid, workloads and seeds, checked before any run, named by the file
-            base = presets.get(spec["preset"], **spec["set"])
-            points(base, grid, spec_workloads(spec), spec["seeds"])
-        except (KeyError, ValueError, TypeError) as exc:
-            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-            raise type(exc)(f"{spec['path']}: {message}") from None
         options = dict(self.sweep_options)
         options.setdefault("desc", spec["name"])
-        frame = sweep(base, grid, spec_workloads(spec), seeds=spec["seeds"], jobs=self.jobs, **options)
+        try:  # a bad preset, [set], grid, workload or seed fails before any run: named by the spec's file
+            base = presets.get(spec["preset"], **spec["set"])
+            frame = sweep(base, grid, spec_workloads(spec), seeds=spec["seeds"], jobs=self.jobs, **options)
+        except (KeyError, ValueError, TypeError) as exc:   # failed runs are a SweepError (a RuntimeError)
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+            raise type(exc)(f"{spec['path']}: {message}") from None
         if "workload" in frame.columns:
             frame["workload"] = frame["workload"].str.split(":").str[0]
         self.table(frame, spec["name"], spec.get("title", spec["name"]))
