@@ -339,19 +339,18 @@ def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = 
         raise ValueError("a sweep needs at least one workload")
     seeds = _check_seeds(seeds)
     refs = [workload_ref(w) for w in workloads]
-    first: dict[str, Any] = {}
-    shown: dict[str, str] = {}
+    name_of: dict[str, str] = {}   # identity -> name of the workloads so far
+    ident_of: dict[str, str] = {}  # name -> identity
     for w, (_, _, ident) in zip(workloads, refs):
         name = workload_name(w)
-        if ident in first:  # its rows would be counted twice in every mean over workloads
-            earlier = workload_name(first[ident])
+        if ident in name_of:  # its rows would be counted twice in every mean over workloads
+            earlier = name_of[ident]
             same = "listed twice" if name == earlier else f"the same workload ({ident}) as {earlier!r}, listed earlier"
             raise ValueError(f"workload {name!r} is {same}")
-        if name in shown:  # two workloads whose rows the workload column could not tell apart
-            raise ValueError(f"two different workloads are both named {name!r} ({shown[name]} and {ident}); "
+        if name in ident_of:  # two workloads whose rows the workload column could not tell apart
+            raise ValueError(f"two different workloads are both named {name!r} ({ident_of[name]} and {ident}); "
                              f"give the traces distinct names (Trace.name)")
-        first[ident] = w
-        shown[name] = ident
+        name_of[ident], ident_of[name] = name, ident
     grid_points = expand_grid(grid)
     columns: list[str] = []       # swept columns in order of first appearance
     configured = []
