@@ -182,3 +182,16 @@ def test_cli_keys_lists_matches_and_names_a_pattern_that_matches_none(capsys):
     assert "l2.loscache.max_threshold" in out and "l1d.ways" not in out
     assert main(["keys", "l1d.wayz"]) == 2
     assert "no configuration key contains 'l1d.wayz' (close: l1d.ways" in capsys.readouterr().err
+
+
+def test_submodules_are_attributes_of_the_package_and_load_on_first_use():
+    # A fresh interpreter: `import gpucachex` must not load matplotlib, and `gpucachex.presets` must work
+    # without a separate `from gpucachex import presets`.
+    code = ("import sys, gpucachex\n"
+            "assert 'matplotlib' not in sys.modules\n"
+            "assert gpucachex.presets.get('gtx480')['core.sms'] == 15\n"
+            "assert 'sgemm' in gpucachex.workloads.names()\n"
+            "assert 'plot' in dir(gpucachex)\n"
+            "try:\n    gpucachex.presetz\nexcept AttributeError as e:\n    assert 'presetz' in str(e)\n"
+            "else:\n    raise SystemExit('no error')\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
