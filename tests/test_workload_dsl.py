@@ -154,6 +154,26 @@ def test_out_of_bounds_index_is_an_error():
             k.load(a, k.threadIdx.x)
 
 
+
+def test_an_array_of_another_program_is_refused():
+    # Both programs' heaps start at the same address: the other program's array would silently
+    # read this program's first array.
+    other = Program("other")
+    foreign = other.array("a", 64)
+    p = Program("t")
+    p.array("mine", 64)
+    with pytest.raises(ValueError, match="global array 'a' was not allocated by program 't'"):
+        with p.kernel("k", grid=1, block=32) as k:
+            k.load(foreign, k.threadIdx.x)
+    p = Program("t")
+    own = p.array("a", 64)                                          # the same name, its own array
+    with pytest.raises(ValueError, match="was not allocated by program 't'"):
+        with p.kernel("k", grid=1, block=32) as k:
+            k.store(foreign, k.threadIdx.x, 1)
+    with p.kernel("k2", grid=1, block=32) as k:
+        k.load(own, k.threadIdx.x)
+
+
 @pytest.mark.parametrize("make, message", [
     (lambda p: p.kernel("k", grid=0, block=32), "grid dimensions must be at least 1"),
     (lambda p: p.kernel("k", grid=1, block=(32, 64)), "2048 threads per CTA"),

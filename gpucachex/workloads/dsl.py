@@ -550,6 +550,9 @@ class KernelBuilder:
     def _addresses(self, arr: Array, index, offset, what: str) -> np.ndarray:
         if not isinstance(arr, Array):
             raise TypeError(f"{what}: expected an Array from p.array/k.shared/k.local, got {type(arr).__name__}")
+        if arr.space == Space.GLOBAL and self.program.arrays.get(arr.name) is not arr:
+            # another Program's array would alias whatever this program allocated at its address
+            raise ValueError(f"{what}: global array {arr.name!r} was not allocated by program {self.program.name!r}")
         if arr.space == Space.SHARED and self._shared.get(arr.name) is not arr:
             raise ValueError(f"{what}: shared array {arr.name!r} belongs to another kernel")
         if arr.space == Space.LOCAL and self._local.get(arr.name) is not arr:
