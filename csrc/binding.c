@@ -670,6 +670,7 @@ static PyObject *gpu_results(gcx_gpu *g, int detail)
         return NULL;
     uint32_t n_sms = (uint32_t)g->cfg.sms, n_parts = (uint32_t)g->cfg.l2_partitions;
     uint64_t warp_insts = 0, thread_insts = 0, lat = 0, loads = 0, ia = 0, im = 0, ih = 0, slat = 0, stores = 0;
+    uint64_t l1lat = 0, l1loads = 0;
     for (uint32_t i = 0; i < n_sms; i++) {
         ia += g->sms[i].l1i_accesses;
         im += g->sms[i].l1i_misses;
@@ -680,6 +681,8 @@ static PyObject *gpu_results(gcx_gpu *g, int detail)
         loads += g->sms[i].loads_done;
         slat += g->sms[i].store_ack_latency_sum;
         stores += g->sms[i].stores_acked;
+        l1lat += g->sms[i].l1_access_latency_sum;
+        l1loads += g->sms[i].l1_loads_done;
     }
     gcx_tcache **l1 = malloc(n_sms * sizeof *l1), **l2 = malloc(n_parts * sizeof *l2);
     int rc = (l1 && l2) ? 0 : -1;
@@ -690,7 +693,8 @@ static PyObject *gpu_results(gcx_gpu *g, int detail)
     if (rc == 0)
         rc = put_u64(out, "cycles", g->now) || put_u64(out, "warp_insts", warp_insts) ||
              put_u64(out, "thread_insts", thread_insts) || put_u64(out, "loads", loads) ||
-             put_u64(out, "load_latency_sum", lat) || put_u64(out, "stores_acked", stores) ||
+             put_u64(out, "load_latency_sum", lat) ||
+             put_u64(out, "l1_access_latency_sum", l1lat) || put_u64(out, "l1_access_loads", l1loads) || put_u64(out, "stores_acked", stores) ||
              put_u64(out, "store_ack_latency_sum", slat) || put_u64(out, "requests", g->reqs_made) ||
              put_u64(out, "requests_live", g->reqs_live) || put_u64(out, "l2_prefill_lines", g->dram_prefill_lines) ||
              put_u64(out, "l1i_accesses", ia) || put_u64(out, "l1i_misses", im) || put_u64(out, "l1i_mshr_hits", ih);

@@ -189,6 +189,7 @@ def derive_metrics(raw: dict[str, Any], config: Config) -> dict[str, float]:
         m[key] = raw[key]
     m["icnt_flits"] = raw["icnt_request_flits"] + raw["icnt_reply_flits"]
     m["avg_load_latency"] = _ratio(raw["load_latency_sum"], raw["loads"])
+    m["avg_l1_access_latency"] = _ratio(raw["l1_access_latency_sum"], raw["l1_access_loads"])
     m["stores_acked"] = raw["stores_acked"]
     m["avg_store_ack_latency"] = _ratio(raw["store_ack_latency_sum"], raw["stores_acked"])
     for name, value in raw["technique_metrics"].items():

@@ -134,6 +134,46 @@ def test_ata_a_read_that_waits_on_arrival_marks_its_own_fetch_as_waiting():
         assert r["l2_read_accesses"] == 4 and r["loads"] == 5 and r.raw["requests_live"] == 0
 
 
+def l1_access_sum(r):
+    return r["avg_l1_access_latency"] * r["loads"]
+
+
+@pytest.mark.parametrize("lat", [4, 10])
+def test_l1_access_latency_ends_at_an_l1d_answer_or_when_the_miss_leaves_for_the_l2(lat):
+    # The ATA-Cache paper's "L1 cache latency": issue to the completion of the L1D accesses of a
+    # load, worked by hand for a miss alone (SM 0), a local hit after it, and SAME_LINE (SM 0
+    # misses, then SM 1 reads A twice).
+    hit = BASE["l1d.hit_latency"] + 1                # issue, then the LD/ST unit's hand-over
+    miss_alone = two_sms([ld(101, lanes(A)), use(101)], [alu(dst=(1,))])
+    twice = two_sms([ld(101, lanes(A)), use(101), ld(102, lanes(A)), use(102)], [alu(dst=(1,))])
+    expect = {
+        # a miss is complete when its fetch leaves for the L2, the cycle after issue
+        "private": (1, hit, 1 + 1 + hit),
+        # the same; SM 1's first read is a remote hit: tag comparison, request, remote data array, data back
+        "ata": (1, hit, 1 + (hit + 1 + (REQ_FLITS + lat) + (DATA_FLITS + lat)) + hit),
+        # the L2 request waits for the probe round trip (probe out, lookup, miss answer back, queue)
+        "remote": (1 + (1 + (1 + lat) + 1 + (1 + lat)), hit, None),
+        # every request crosses to its home (A's is SM 0) the cycle after the hand-over; a hit is
+        # answered there after the hit latency, and SM 1's answers cross back
+        "decoupled": (2 + REQ_FLITS + lat, 1 + REQ_FLITS + lat + hit, None),
+    }
+    for mode, (miss, local_hit, same_line) in expect.items():
+        over = {"cluster.latency": lat}
+        m = run(miss_alone, mode, **over)
+        assert l1_access_sum(m) == miss, mode
+        assert l1_access_sum(run(twice, mode, **over)) - miss == local_hit, mode
+        assert m["avg_l1_access_latency"] < m["avg_load_latency"], mode  # the L2's time is not in it
+        if same_line is not None:
+            assert l1_access_sum(run(SAME_LINE, mode, **over)) == same_line, mode
+    # a read that waits for another L1D's fetch is complete once it waits there (one crossing),
+    # however long that fetch still takes
+    for k in (5, 20):
+        tr = two_sms([ld(101, lanes(A)), use(101)], chain(k) + [ld(102, lanes(A)), use(102)])
+        a = run(tr, "ata", **{"cluster.latency": lat})
+        assert a["l1d_remote_waits"] == 1
+        assert l1_access_sum(a) == 1 + (1 + 1 + REQ_FLITS + lat)
+
+
 def test_remote_sharing_delays_the_l2_request_by_the_probe_round_trip():
     one = two_sms([ld(101, lanes(A)), use(101)], [alu(dst=(1,))])
     for lat in (4, 9):
@@ -288,6 +328,9 @@ def test_every_organisation_conserves_requests(mode, preset, size, acks):
     assert r["l1d_hits"] + r["l1d_misses"] == r["l1d_accesses"]
     # a remote hit is a fetch served by another L1D, and every fetch belongs to an access that missed
     assert r["l1d_remote_hits"] <= r["l1d_misses"]
+    # every load's L1D access completes, no later than its answer
+    assert r.raw["l1_access_loads"] == r["loads"] > 0
+    assert 0 < r["avg_l1_access_latency"] <= r["avg_load_latency"]
     assert np.all(r.line_residency("l1d").sum(axis=1) == r["cycles"])
     if mode == "decoupled":
         assert r["l1d_replication"] == 1.0

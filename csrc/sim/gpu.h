@@ -35,6 +35,7 @@ enum gcx_req_flag {
     GCX_RF_L2_ALLOC = 8,    /* the DRAM reply fills an L2 line */
     GCX_RF_BYPASS_L1 = 16,  /* the instruction asked not to be cached in L1D (.CG and the like) */
     GCX_RF_REMOTE_WAIT = 32, /* a remote read that waited for the remote L1D's own fetch (ATA) */
+    GCX_RF_L1_DONE = 64,     /* its L1D access is complete (answered by an L1D, or its miss left for the L2) */
 };
 
 struct gcx_req {
@@ -208,6 +209,8 @@ typedef struct gcx_mshr_entry {
     uint8_t received;  /* 32-byte sectors arrived */
     uint8_t used;
     uint8_t remote_wait; /* a fetch of this entry waits in another L1D's MSHR entry (ATA) */
+    uint8_t left_l1;     /* the entry's data comes from below the L1Ds: a fetch went to the L2, or waits
+                          * for another L1D's fetch (ATA); its waiting loads' L1D accesses are complete */
     gcx_req *waiting; /* requests answered when the data arrives (a list through next) */
     gcx_req *waiting_tail;
 } gcx_mshr_entry;
@@ -258,7 +261,8 @@ typedef struct gcx_cta {
 typedef struct gcx_load {
     uint64_t t_issue;
     uint32_t warp;
-    uint32_t remaining; /* requests not yet answered */
+    uint32_t remaining;    /* requests not yet answered */
+    uint32_t l1_remaining; /* requests whose L1D access is not complete yet (gcx_sm_l1_done) */
     uint8_t dst[2];
     uint8_t store; /* a store waiting for its acknowledgements (core.store_acks), not a load */
     uint32_t next_free;
@@ -323,6 +327,7 @@ typedef struct gcx_sm {
     /* statistics */
     uint64_t warp_insts, thread_insts, load_latency_sum, loads_done, stall_cycles;
     uint64_t store_ack_latency_sum, stores_acked; /* core.store_acks: store issue to its last acknowledgement */
+    uint64_t l1_access_latency_sum, l1_loads_done;  /* load issue to the completion of its last L1D access */
 } gcx_sm;
 
 /* ---- crossbar ---------------------------------------------------------------------------- */
@@ -538,6 +543,7 @@ uint64_t gcx_dram_next_event(gcx_gpu *g, uint32_t ch);
 int gcx_sm_init(gcx_gpu *g, gcx_sm *sm, uint32_t id, gcx_error *err);
 void gcx_sm_free(gcx_sm *sm);
 void gcx_sm_answer(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now); /* a load request's data arrived */
+void gcx_sm_l1_done(gcx_gpu *g, gcx_req *r, uint64_t now); /* a request's L1D access is complete */
 void gcx_sm_launch_cta(gcx_gpu *g, gcx_sm *sm, uint32_t slot, uint32_t cta_index, uint64_t now);
 void gcx_sm_ifill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now); /* an instruction line arrived */
 void gcx_sm_refresh_priorities(gcx_gpu *g, gcx_sm *sm);
@@ -570,7 +576,7 @@ uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sect
 uint32_t gcx_l1_fetching(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors);
 /* Another L1D's fetch f waits in MSHR entry `entry` of the L1D of `sm`: when that fill completes,
  * f goes back to its L1D with the data (GCX_CL_DATA, flagged GCX_RF_REMOTE_WAIT). */
-void gcx_l1_wait_fill(gcx_gpu *g, uint32_t sm, uint32_t entry, gcx_req *f);
+void gcx_l1_wait_fill(gcx_gpu *g, uint32_t sm, uint32_t entry, gcx_req *f, uint64_t now);
 /* Read `line` of the L1D of `sm` for another SM's request: data-bank and wake-up waits and the
  * access statistics. Returns the cycle the data is ready (after the hit latency). */
 uint64_t gcx_l1_data_read(gcx_gpu *g, uint32_t sm, uint32_t line, const gcx_req *r, uint64_t now);

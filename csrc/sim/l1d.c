@@ -122,8 +122,34 @@ static void drop_line(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now, int w
     }
 }
 
-/* Send a request straight to the crossbar queue (bypass, write-through, fetch). */
-static inline void to_miss_queue(gcx_sm *sm, gcx_req *r, uint64_t now) { gcx_q_push(&sm->l1.miss_q, r, now + 1); }
+/* The L1D accesses of the loads waiting in `sm`'s MSHR entry `ei` are complete: its data comes from
+ * below the L1Ds. Later merges into the entry are complete when they merge (wait_in_entry). */
+static void entry_left_l1(gcx_gpu *g, uint32_t sm, uint32_t ei, uint64_t now)
+{
+    gcx_mshr_entry *e = &g->sms[sm].l1.mshr.e[ei];
+    e->left_l1 = 1;
+    for (gcx_req *w = e->waiting; w; w = w->next)
+        gcx_sm_l1_done(g, w, now);
+}
+
+/* A load request waits in MSHR entry `ei` for its data. */
+static inline void wait_in_entry(gcx_gpu *g, gcx_sm *sm, uint32_t ei, gcx_req *r, uint64_t now)
+{
+    gcx_mshr_add(&sm->l1.mshr, ei, r);
+    if (sm->l1.mshr.e[ei].left_l1)
+        gcx_sm_l1_done(g, r, now);
+}
+
+/* Send a request straight to the crossbar queue (bypass, write-through, fetch): it leaves the L1D
+ * for the L2, and so do the loads waiting for a fetch. */
+static inline void to_miss_queue(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
+{
+    if (r->flags & GCX_RF_L1_ALLOC)
+        entry_left_l1(g, r->sm, r->mshr, now);
+    else
+        gcx_sm_l1_done(g, r, now);
+    gcx_q_push(&sm->l1.miss_q, r, now + 1);
+}
 
 /* A miss's fetch: the sharing technique may serve it from the cluster, else it goes to the L2.
  * The fetch belongs to this L1D's MSHRs whoever asked for the data. */
@@ -134,7 +160,7 @@ static inline void send_fetch(gcx_gpu *g, gcx_sm *sm, gcx_req *f, uint64_t now)
     f->cluster = GCX_CL_NONE;
     if (sh->ops->l1_fetch && sh->ops->l1_fetch(sh, sm->id, f, now))
         return;
-    to_miss_queue(sm, f, now);
+    to_miss_queue(g, sm, f, now);
 }
 
 /* A fetch of `sectors32` for request r's line, answering MSHR entry `mshr` and filling `line` (GCX_NONE:
@@ -155,7 +181,7 @@ static void fetch_for(gcx_gpu *g, gcx_sm *sm, const gcx_req *r, uint8_t sectors3
 void gcx_l1_fetch_l2(gcx_gpu *g, uint32_t sm, gcx_req *f, uint64_t now)
 {
     f->cluster = GCX_CL_NONE;
-    to_miss_queue(&g->sms[sm], f, now);
+    to_miss_queue(g, &g->sms[sm], f, now);
 }
 
 void gcx_cluster_send(gcx_gpu *g, uint32_t from, gcx_req *r, uint64_t when)
@@ -194,7 +220,7 @@ static int bypass_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 {
     if (gcx_q_full(&sm->l1.miss_q))
         return GCX_FAIL_PORT;
-    to_miss_queue(sm, r, now);
+    to_miss_queue(g, sm, r, now);
     return GCX_FAIL_NONE;
 }
 
@@ -224,7 +250,7 @@ static int merge_miss(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint32_t ei, uint32_t 
         e->requested |= gcx_to_32_sectors(missing, c);
         fetch_for(g, sm, r, gcx_to_32_sectors(missing, c), line, ei, now);
     }
-    gcx_mshr_add(&l1->mshr, ei, r);
+    wait_in_entry(g, sm, ei, r, now);
     gcx_tcache_count_access(tc, 0, 0);
     tc->s.pending_hits++;
     return GCX_FAIL_NONE;
@@ -257,7 +283,7 @@ static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     gcx_tcache_count_access(tc, 0, 0);
     if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
         tc->s.bypasses++;
-        to_miss_queue(sm, r, now);
+        to_miss_queue(g, sm, r, now);
         return GCX_FAIL_NONE;
     }
     if (way >= 0 && present == 0 && pw->ops && pw->ops->line_off_hit) {
@@ -267,7 +293,7 @@ static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     uint8_t fetch = c->sectors_per_line == 1 ? 1 : (uint8_t)(need & ~present);
     ei = gcx_mshr_alloc(&l1->mshr, la, GCX_NONE);
     l1->mshr.e[ei].requested = gcx_to_32_sectors(fetch, c);
-    gcx_mshr_add(&l1->mshr, ei, r);
+    wait_in_entry(g, sm, ei, r, now);
     fetch_for(g, sm, r, gcx_to_32_sectors(fetch, c), GCX_NONE, ei, now);
     return GCX_FAIL_NONE;
 }
@@ -309,7 +335,7 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
         gcx_tcache_count_access(tc, 0, 0);
         tc->s.bypasses++;
-        to_miss_queue(sm, r, now);
+        to_miss_queue(g, sm, r, now);
         return GCX_FAIL_NONE;
     }
     if (!new_line && c->meta[line].valid == 0 && pw->ops && pw->ops->line_off_hit) {
@@ -329,7 +355,7 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     uint32_t e = gcx_mshr_alloc(&l1->mshr, la, line);
     tc->mshr_of[line] = e;
     l1->mshr.e[e].requested = gcx_to_32_sectors(fetch, c);
-    gcx_mshr_add(&l1->mshr, e, r);
+    wait_in_entry(g, sm, e, r, now);
     fetch_for(g, sm, r, gcx_to_32_sectors(fetch, c), line, e, now);
     gcx_tcache_count_access(tc, 0, 0);
     return GCX_FAIL_NONE;
@@ -369,7 +395,7 @@ static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         tc->s.invalidations++;
         drop_line(g, sm, line, now, 0);
     }
-    to_miss_queue(sm, r, now);
+    to_miss_queue(g, sm, r, now);
     return GCX_FAIL_NONE;
 }
 
@@ -446,7 +472,7 @@ uint32_t gcx_l1_fetching(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t s
     return ei;
 }
 
-void gcx_l1_wait_fill(gcx_gpu *g, uint32_t sm, uint32_t entry, gcx_req *f)
+void gcx_l1_wait_fill(gcx_gpu *g, uint32_t sm, uint32_t entry, gcx_req *f, uint64_t now)
 {
     /* The requester's entry now waits on this L1D, so it may no longer be waited on: waits never
      * form a cycle. A read sent to an L1D that held the data can end up here when the line was
@@ -454,6 +480,7 @@ void gcx_l1_wait_fill(gcx_gpu *g, uint32_t sm, uint32_t entry, gcx_req *f)
     g->sms[f->sm].l1.mshr.e[f->mshr].remote_wait = 1;
     f->flags |= GCX_RF_REMOTE_WAIT;
     gcx_mshr_add(&g->sms[sm].l1.mshr, entry, f);
+    entry_left_l1(g, f->sm, f->mshr, now);
 }
 
 uint64_t gcx_l1_data_read(gcx_gpu *g, uint32_t sm, uint32_t line, const gcx_req *r, uint64_t now)

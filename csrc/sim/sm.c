@@ -258,8 +258,28 @@ void gcx_sm_refresh_priorities(gcx_gpu *g, gcx_sm *sm)
 
 /* ---- answers to loads --------------------------------------------------------------------- */
 
+/* ATA-Cache's "L1 cache latency" (Xu et al., Fig. 10): the completion time of the L1D accesses of all
+ * requests of one load instruction. A request's access is complete when an L1D (its own, another one
+ * of the cluster, or its home) answers it with data, or when its miss leaves the L1Ds for the L2 (its
+ * own fetch or one it merged with went to the L2, or it waits for another L1D's fetch): what comes
+ * after is the L2's and DRAM's time. Reservation fails, probes, the cluster crossbar and the data
+ * banks are inside it. Only statistics change here. */
+void gcx_sm_l1_done(gcx_gpu *g, gcx_req *r, uint64_t now)
+{
+    if (r->load == GCX_NONE || (r->flags & GCX_RF_L1_DONE))
+        return;
+    r->flags |= GCX_RF_L1_DONE;
+    gcx_sm *sm = &g->sms[r->sm];
+    gcx_load *ld = &sm->loads[r->load];
+    if (--ld->l1_remaining > 0 || ld->store)
+        return;
+    sm->l1_access_latency_sum += now - ld->t_issue;
+    sm->l1_loads_done++;
+}
+
 void gcx_sm_answer(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 {
+    gcx_sm_l1_done(g, r, now);
     uint32_t li = r->load;
     gcx_req_free(g, r);
     if (li == GCX_NONE)
@@ -467,6 +487,7 @@ static void issue(gcx_gpu *g, gcx_sm *sm, uint32_t wslot, uint32_t s, uint64_t n
             gcx_load *ld = &sm->loads[load];
             ld->warp = wslot;
             ld->remaining = n;
+            ld->l1_remaining = n;
             ld->t_issue = now;
             ld->store = cls == GCX_OP_STORE;
             ld->dst[0] = dst[0];

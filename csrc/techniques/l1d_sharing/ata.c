@@ -71,7 +71,7 @@ static int ata_receive(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
         uint32_t entry = line == GCX_NONE ? gcx_l1_fetching(g, sm, r->addr, r->sectors) : GCX_NONE;
         if (entry != GCX_NONE) {
             c->remote_waits++; /* answered when this L1D's own fetch arrives */
-            gcx_l1_wait_fill(g, sm, entry, r);
+            gcx_l1_wait_fill(g, sm, entry, r, now);
         } else if (line == GCX_NONE) {
             c->fallbacks++;
             r->cluster = GCX_CL_MISS;
