@@ -74,12 +74,12 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
                   "sectored L1D (4 banks, 32 cycles), 3 MB 16-way sectored L2 in 24 sub-partitions (188 cycles), "
                   "12 channels, 40 B crossbar flits",
            "Xu et al., ATA-Cache, Table II (DRAM timings converted from the 3.5 GHz memory clock to the 1.365 GHz "
-           "core clock)", {
+           "core clock); the L1D checks tags at the end of its latency queue, as GPGPU-Sim 4.0, which the paper ran", {
                "core.sms": 30, "core.max_threads": 2048, "core.max_ctas": 32, "core.max_warps": 64,
                "core.registers": 65536, "core.shmem_bytes": 98304, "core.schedulers": 4, "core.scheduler": "gto",
                "core.clock_mhz": 1365.0, "l1i.size_kb": 128.0, "l1i.ways": 16,
                "l1d.size_kb": 64.0, "l1d.ways": 64, "l1d.line_bytes": 128, "l1d.sector_bytes": 32,
-               "l1d.banks": 4, "l1d.hit_latency": 32, "l1d.mshr_entries": 256, "l1d.mshr_merge": 8,
+               "l1d.banks": 4, "l1d.hit_latency": 32, "l1d.latency_queue": True, "l1d.mshr_entries": 256, "l1d.mshr_merge": 8,
                "l1d.miss_queue": 16, "l1d.cluster_size": 10,
                "l2.size_kb": 3072.0, "l2.partitions": 24, "l2.ways": 16, "l2.line_bytes": 128,
                "l2.sector_bytes": 32, "l2.latency": 188, "l2.mshr_entries": 256, "l2.mshr_merge": 16,
@@ -91,7 +91,8 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
                       "6-way L1D that global loads skip, 2 MB L2 in 16 sub-partitions, 8 channels",
            "../shared/traces/vectoradd-100-32-trace/accelsim_log.txt (-gpgpu_cache:dl1 N:64:128:6,L:L:m:N:H, "
            "-gpgpu_cache:dl2 N:64:128:16, -gpgpu_n_mem 8 x 2 sub-partitions, -gpgpu_gmem_skip_L1D 1, "
-           "-gpgpu_l2_rop_latency 120, -dram_latency 100, trace-mode latencies int 2, sp 2, dp 64, sfu 21)", {
+           "-gpgpu_l2_rop_latency 120, -dram_latency 100, trace-mode latencies int 2, sp 2, dp 64, sfu 21, "
+           "-gpgpu_l1_latency 1 behind Accel-Sim's L1D latency queue)", {
                "core.sms": 20, "core.max_threads": 2048, "core.max_ctas": 32, "core.max_warps": 64,
                "core.registers": 65536, "core.shmem_bytes": 98304, "core.schedulers": 2, "core.scheduler": "gto",
                "core.clock_mhz": 1607.0, "l1i.size_kb": 4.0, "l1i.ways": 4, "l1i.mshr_entries": 2,
@@ -99,7 +100,8 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
                "core.sfu_interval": 8, "core.fp64_latency": 64, "core.fp64_interval": 64, "core.tensor_latency": 32,
                "core.tensor_interval": 32, "core.smem_latency": 3,
                "l1d.size_kb": 48.0, "l1d.ways": 6, "l1d.line_bytes": 128, "l1d.mshr_entries": 128,
-               "l1d.mshr_merge": 8, "l1d.miss_queue": 8, "l1d.hit_latency": 1, "l1d.cache_global": False,
+               "l1d.mshr_merge": 8, "l1d.miss_queue": 8, "l1d.hit_latency": 1, "l1d.latency_queue": True,
+               "l1d.cache_global": False,
                "l1d.index": "fermi",
                "l2.size_kb": 2048.0, "l2.partitions": 16, "l2.ways": 16, "l2.line_bytes": 128, "l2.latency": 120,
                "l2.mshr_entries": 1024, "l2.mshr_merge": 1024, "l2.queue": 64,

@@ -35,6 +35,7 @@ def test_every_paper_preset_exists_and_builds():
     ("gtx480", "icnt.flits_per_cycle", 1), ("atoofian", "icnt.flits_per_cycle", 2),
     ("ata", "core.sms", 30), ("ata", "l1d.size_kb", 64.0), ("ata", "l1d.ways", 64), ("ata", "l1d.sector_bytes", 32),
     ("ata", "l2.size_kb", 3072.0), ("ata", "l1d.cluster_size", 10), ("ata", "core.schedulers", 4),
+    ("ata", "l1d.latency_queue", True), ("gtx1080", "l1d.latency_queue", True), ("gtx480", "l1d.latency_queue", False),
     ("gtx1080", "core.sms", 20), ("gtx1080", "l1d.ways", 6), ("gtx1080", "l1d.cache_global", False),
     ("gtx1080", "l2.partitions", 16),
     # GPGPU-Sim 3.2's Fermi L1D hash where the paper (or the log) ran it; gtx480 stays freely sweepable.

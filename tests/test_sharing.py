@@ -174,6 +174,22 @@ def test_l1_access_latency_ends_at_an_l1d_answer_or_when_the_miss_leaves_for_the
         assert l1_access_sum(a) == 1 + (1 + 1 + REQ_FLITS + lat)
 
 
+def test_with_a_latency_queue_misses_and_ata_comparisons_wait_for_the_hit_latency():
+    # l1d.latency_queue (GPGPU-Sim 4.0): the tags, the aggregated ones included, are checked after the
+    # hit latency, so a miss's access and an ATA remote read start that much later; the remote data
+    # array still takes the hit latency; a home checks its tags at the end of its own pipeline.
+    hit = BASE["l1d.hit_latency"] + 1
+    queued = {"cluster.latency": LAT, "l1d.latency_queue": True}
+    miss_alone = two_sms([ld(101, lanes(A)), use(101)], [alu(dst=(1,))])
+    assert l1_access_sum(run(miss_alone, "private", **queued)) == hit
+    assert l1_access_sum(run(miss_alone, "decoupled", **queued)) == 2 + REQ_FLITS + LAT + BASE["l1d.hit_latency"]
+    a = run(SAME_LINE, "ata", **queued)
+    remote = hit + 1 + (REQ_FLITS + LAT) + BASE["l1d.hit_latency"] + (DATA_FLITS + LAT)
+    assert a["l1d_remote_hits"] == 1 and l1_access_sum(a) == hit + remote + hit
+    # against hand-over: SM 0's miss and SM 1's remote hit take the hit latency longer, SM 1's local hit not
+    assert latency_sum(a) - latency_sum(run(SAME_LINE, "ata", **{"cluster.latency": LAT})) == 2 * (hit - 1)
+
+
 def test_remote_sharing_delays_the_l2_request_by_the_probe_round_trip():
     one = two_sms([ld(101, lanes(A)), use(101)], [alu(dst=(1,))])
     for lat in (4, 9):

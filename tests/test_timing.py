@@ -173,6 +173,49 @@ def test_failed_attempts_count_every_cycle_even_when_skipped():
     assert r["l1d_fails_mshr_entry"] < r["cycles"]
 
 
+# ---- the L1D latency queue (l1d.latency_queue, GPGPU-Sim 4.0) ------------------------------------
+
+@pytest.mark.parametrize("latency", [5, 20])
+def test_latency_queue_makes_misses_spend_the_hit_latency_in_the_l1d(latency):
+    miss = one_warp([ld(1, lanes(0x10000)), alu(dst=(2,), src=(1,))])
+    then_hit = one_warp([ld(1, lanes(0x10000)), alu(dst=(2,), src=(1,)), ld(3, lanes(0x10000)), alu(dst=(4,), src=(3,))])
+    handover = BASE.replace(**{"l1d.hit_latency": latency})
+    queued = handover.replace(**{"l1d.latency_queue": True})
+    a, b = run(miss, handover), run(miss, queued)
+    # the tags are checked after the hit latency, so the miss leaves for the L2 that much later
+    assert b["avg_load_latency"] == a["avg_load_latency"] + latency
+    assert (a["avg_l1_access_latency"], b["avg_l1_access_latency"]) == (1, 1 + latency)
+    # a hit's data comes after the hit latency either way (plus the LD/ST unit's hand-over)
+    c, d = run(then_hit, handover), run(then_hit, queued)
+    for slow, fast in ((c, a), (d, b)):
+        assert slow["avg_load_latency"] * 2 - fast["avg_load_latency"] == latency + 1
+    assert (d["l1d_hits"], d["l1d_misses"]) == (c["l1d_hits"], c["l1d_misses"]) == (1, 1)
+
+
+def test_latency_queue_holds_a_reservation_fail_at_its_head_and_counts_every_retry():
+    # One MSHR, eight misses: as at hand-over, each miss after the first fails until the fetch
+    # before it returns, now at the head of the pipeline, every cycle, skipped or not.
+    cfg = BASE.replace(**{"l1d.mshr_entries": 1, "l1d.latency_queue": True})
+    r = run(one_warp(many_lines(8)), cfg)
+    assert r["l1d_fails_mshr_entry"] >= 7 * BASE["l2.latency"]
+    assert r["l1d_fails_mshr_entry"] < r["cycles"]
+    assert r["l1d_accesses"] == r["l1d_misses"] == 8 and r.raw["requests_live"] == 0
+
+
+def test_a_full_latency_queue_stalls_the_ldst_unit_without_a_reservation_fail():
+    # One MSHR, eight misses, a 2-cycle pipeline. With 1 bank it holds 2 requests, and behind its
+    # failing head the LD/ST unit waits for room: a bank conflict, not a reservation fail. With 4
+    # banks all eight fit and the LD/ST unit never waits. Only the head's retries count, about one a
+    # cycle in both (if the LD/ST unit's waits counted, one bank would count about twice as many).
+    cfg = BASE.replace(**{"l1d.latency_queue": True, "l1d.hit_latency": 2, "l1d.mshr_entries": 1})
+    runs = {banks: run(one_warp(many_lines(8)), cfg.replace(**{"l1d.banks": banks})) for banks in (1, 4)}
+    assert abs(runs[1]["l1d_reservation_fails"] - runs[4]["l1d_reservation_fails"]) <= 8  # a cycle per fetch
+    for r in runs.values():
+        assert r["l1d_fails_mshr_entry"] == r["l1d_reservation_fails"] < r["cycles"]
+    # requests wait in a longer pipeline instead of the LD/ST unit: issued as early, answered no sooner
+    assert runs[4]["avg_l1_access_latency"] > runs[1]["avg_l1_access_latency"]
+
+
 # ---- store acknowledgements (core.store_acks) ------------------------------------------------------
 
 ACKS = BASE.replace(**{"core.store_acks": True})

@@ -36,6 +36,7 @@ enum gcx_req_flag {
     GCX_RF_BYPASS_L1 = 16,  /* the instruction asked not to be cached in L1D (.CG and the like) */
     GCX_RF_REMOTE_WAIT = 32, /* a remote read that waited for the remote L1D's own fetch (ATA) */
     GCX_RF_L1_DONE = 64,     /* its L1D access is complete (answered by an L1D, or its miss left for the L2) */
+    GCX_RF_PIPED = 128,      /* it went through the L1D's latency pipeline (l1d.latency_queue) */
 };
 
 struct gcx_req {
@@ -280,12 +281,14 @@ typedef struct gcx_l1 {
     gcx_mshr mshr;
     gcx_queue miss_q;  /* towards the crossbar */
     gcx_queue hit_q;   /* answers in the hit pipeline */
+    gcx_queue pipe;    /* l1d.latency_queue: requests whose tags are checked when they leave it */
     /* Packets waiting to enter the cluster network, by cycle: requests (the SM's request port) and
      * replies (the L1D's reply port) wait for their own port. */
     gcx_queue cluster_out[2];
     uint64_t *bank_free;
     int off;           /* switched off: every request bypasses it */
     int in_fail;       /* reason the request at the head of its cluster input last failed (0: none) */
+    int pipe_fail;     /* reason the request at the head of the latency pipeline last failed (0: none) */
 } gcx_l1;
 
 /* An instruction line being fetched by the L1I. */

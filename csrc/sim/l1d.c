@@ -42,6 +42,8 @@ int gcx_l1_init(gcx_gpu *g, gcx_sm *sm, gcx_error *err)
         return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for L1D MSHRs");
     l1->miss_q.cap = (uint32_t)c->l1d_miss_queue;
     l1->hit_q.cap = UINT32_MAX;
+    /* GPGPU-Sim 4.0 keeps one shift register of l1_latency slots per bank */
+    l1->pipe.cap = (uint32_t)((c->l1d_hit_latency > 0 ? c->l1d_hit_latency : 1) * c->l1d_banks);
     l1->cluster_out[0].cap = l1->cluster_out[1].cap = UINT32_MAX;
     l1->bank_free = calloc((size_t)c->l1d_banks, sizeof *l1->bank_free);
     if (!l1->bank_free)
@@ -85,6 +87,8 @@ void gcx_l1_count_skipped_fails(gcx_gpu *g, gcx_sm *sm, uint64_t n, uint64_t now
         count_fail(g, sm, sm->ldst_fail, n, now);
     if (sm->l1.in_fail && n)
         count_fail(g, sm, sm->l1.in_fail, n, now);
+    if (sm->l1.pipe_fail && n)
+        count_fail(g, sm, sm->l1.pipe_fail, n, now);
 }
 
 static void count_accept(gcx_gpu *g, gcx_sm *sm, uint64_t now)
@@ -411,6 +415,15 @@ static inline int bypasses(gcx_gpu *g, gcx_sm *sm, const gcx_req *r, uint64_t no
 
 int gcx_l1_access_private(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 {
+    if (g->cfg.l1d_latency_queue && !(r->flags & GCX_RF_PIPED)) {
+        /* The tags are checked when the request leaves the pipeline (l1_pipe_cycle). A full pipeline
+         * is a bank conflict, not a reservation fail: no tag was looked up. */
+        if (gcx_q_full(&sm->l1.pipe))
+            return GCX_FAIL_PORT;
+        r->flags |= GCX_RF_PIPED;
+        gcx_q_push(&sm->l1.pipe, r, now + (uint64_t)g->cfg.l1d_hit_latency);
+        return GCX_FAIL_NONE;
+    }
     int rc = r->type == GCX_REQ_READ ? read_access(g, sm, r, now) : write_access(g, sm, r, now);
     if (rc)
         count_fail(g, sm, rc, 1, now);
@@ -485,6 +498,9 @@ void gcx_l1_wait_fill(gcx_gpu *g, uint32_t sm, uint32_t entry, gcx_req *f, uint6
 
 uint64_t gcx_l1_data_read(gcx_gpu *g, uint32_t sm, uint32_t line, const gcx_req *r, uint64_t now)
 {
+    /* A request that spent the hit latency in the latency pipeline has its data when its tags match;
+     * another L1D's read (ATA) pays it here. */
+    uint64_t latency = (r->flags & GCX_RF_PIPED) ? 0 : (uint64_t)g->cfg.l1d_hit_latency;
     gcx_l1 *l1 = &g->sms[sm].l1;
     gcx_tcache *tc = &l1->tc;
     gcx_tech *pw = tc->power;
@@ -495,7 +511,7 @@ uint64_t gcx_l1_data_read(gcx_gpu *g, uint32_t sm, uint32_t line, const gcx_req 
     gcx_tcache_note_access(tc, line, r, now, 0);
     if (pw->ops && pw->ops->line_after_access)
         pw->ops->line_after_access(pw, tc, line, r, now);
-    return now + (uint64_t)g->cfg.l1d_hit_latency + extra;
+    return now + latency + extra;
 }
 
 /* A reply from the L2 arrived at this SM. */
@@ -683,6 +699,26 @@ static int cluster_cycle(gcx_gpu *g, gcx_sm *sm, uint64_t now)
     return progress;
 }
 
+/* l1d.latency_queue: the requests at the head of the pipeline whose time is up look up their tags,
+ * one a bank a cycle, in order; a reservation fail holds the pipeline and is retried every cycle. A
+ * request whose L1D was switched off while it was in the pipeline bypasses it. */
+static int l1_pipe_cycle(gcx_gpu *g, gcx_sm *sm, uint64_t now)
+{
+    gcx_l1 *l1 = &sm->l1;
+    int progress = 0;
+    for (int64_t k = 0; k < g->cfg.l1d_banks && gcx_q_ready(&l1->pipe, now); k++) {
+        gcx_req *r = gcx_q_pop(&l1->pipe);
+        int rc = bypasses(g, sm, r, now) ? bypass_access(g, sm, r, now) : gcx_l1_access_private(g, sm, r, now);
+        l1->pipe_fail = rc;
+        if (rc) {
+            gcx_q_push_front(&l1->pipe, r);
+            break;
+        }
+        progress = 1;
+    }
+    return progress;
+}
+
 int gcx_l1_cycle(gcx_gpu *g, gcx_sm *sm)
 {
     uint64_t now = g->now;
@@ -693,6 +729,9 @@ int gcx_l1_cycle(gcx_gpu *g, gcx_sm *sm)
         gcx_l1_reply(g, sm, gcx_q_pop(in), now);
         progress = 1;
     }
+    /* before the hits are answered: a hit that leaves the pipeline now is answered now */
+    if (l1->pipe.head)
+        progress |= l1_pipe_cycle(g, sm, now);
     while (gcx_q_ready(&l1->hit_q, now)) {
         answer(g, sm, gcx_q_pop(&l1->hit_q), now);
         progress = 1;
@@ -725,6 +764,9 @@ uint64_t gcx_l1_next_event(gcx_gpu *g, gcx_sm *sm)
         t = in->head->t_ready;
     if (l1->hit_q.head && l1->hit_q.head->t_ready < t)
         t = l1->hit_q.head->t_ready;
+    /* A pipeline head that failed retries every cycle; the L1D's own events wake it. */
+    if (l1->pipe.head && l1->pipe.head->t_ready > g->now && l1->pipe.head->t_ready < t)
+        t = l1->pipe.head->t_ready;
     /* The miss queue's head leaves when due and the request port is free; a full buffer at the
      * L2 waits for the L2 to take a request (an event of its own). */
     if (l1->miss_q.head && !gcx_q_full(&g->req_net.dst_q[gcx_l2_partition_of(g, l1->miss_q.head->addr)])) {
