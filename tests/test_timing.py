@@ -203,17 +203,50 @@ def test_latency_queue_holds_a_reservation_fail_at_its_head_and_counts_every_ret
 
 
 def test_a_full_latency_queue_stalls_the_ldst_unit_without_a_reservation_fail():
-    # One MSHR, eight misses, a 2-cycle pipeline. With 1 bank it holds 2 requests, and behind its
-    # failing head the LD/ST unit waits for room: a bank conflict, not a reservation fail. With 4
-    # banks all eight fit and the LD/ST unit never waits. Only the head's retries count, about one a
-    # cycle in both (if the LD/ST unit's waits counted, one bank would count about twice as many).
-    cfg = BASE.replace(**{"l1d.latency_queue": True, "l1d.hit_latency": 2, "l1d.mshr_entries": 1})
-    runs = {banks: run(one_warp(many_lines(8)), cfg.replace(**{"l1d.banks": banks})) for banks in (1, 4)}
-    assert abs(runs[1]["l1d_reservation_fails"] - runs[4]["l1d_reservation_fails"]) <= 8  # a cycle per fetch
-    for r in runs.values():
-        assert r["l1d_fails_mshr_entry"] == r["l1d_reservation_fails"] < r["cycles"]
-    # requests wait in a longer pipeline instead of the LD/ST unit: issued as early, answered no sooner
-    assert runs[4]["avg_l1_access_latency"] > runs[1]["avg_l1_access_latency"]
+    # One MSHR, eight misses. Each later miss fails every cycle until the fetch before it returns,
+    # at the head of the pipeline: with 2 slots the LD/ST unit waits for room behind it (a bank
+    # conflict, not a reservation fail), with 8 it never waits. Only the head's retries count, as
+    # many as at hand-over (if the LD/ST unit's waits counted, the 2-slot run would count about
+    # twice as many).
+    cfg = BASE.replace(**{"l1d.mshr_entries": 1})
+    fails = {slots: run(one_warp(many_lines(8)), cfg.replace(**{"l1d.latency_queue": True, "l1d.hit_latency": slots}))
+             ["l1d_fails_mshr_entry"] for slots in (2, 8)}
+    handover = run(one_warp(many_lines(8)), cfg.replace(**{"l1d.hit_latency": 2}))["l1d_fails_mshr_entry"]
+    assert fails[2] == fails[8] == handover > 0
+
+
+def test_with_a_latency_queue_the_ldst_unit_hands_over_a_request_per_bank_a_cycle():
+    # 32 lines read twice: the second read hits 32 times. At hand-over, or with one bank, one
+    # request a cycle: the last hit is answered 32 + hit latency cycles after issue. With a latency
+    # queue of 4 banks, as GPGPU-Sim 4.0, four a cycle: 8 + hit latency.
+    lines32 = lanes(0x100000, stride=128)
+    first = [ld(1, lines32), alu(dst=(2,), src=(1,))]
+    again = first + [ld(3, lines32), alu(dst=(4,), src=(3,))]
+    hit = BASE["l1d.hit_latency"]
+    for queue, banks, expect in ((False, 1, 32 + hit), (False, 4, 32 + hit), (True, 1, 32 + hit), (True, 4, 8 + hit)):
+        c = BASE.replace(**{"l1d.latency_queue": queue, "l1d.banks": banks, "l1d.mshr_entries": 64})
+        a, b = run(one_warp(first), c), run(one_warp(again), c)
+        assert b["l1d_hits"] == 32
+        assert b["avg_load_latency"] * 2 - a["avg_load_latency"] == expect, (queue, banks)
+
+
+def test_a_reservation_fail_holds_only_its_own_banks_pipeline():
+    # A direct-mapped L1D of 128 sets in 2 banks. Z (line 1, bank 1) is read, then X and Y (lines 0
+    # and 128: bank 0, both set 0), then Z again. Y cannot take X's line while X is fetched: a line-
+    # allocation fail at the head of bank 0 until X's data is back. The second read of Z, in bank 1,
+    # hits as soon as its pipeline time is up; with one bank it waits behind Y.
+    Z, X, Y = 0x10080, 0x10000, 0x10000 + 128 * 128
+    head = [ld(1, lanes(Z)), alu(dst=(2,), src=(1,)), ld(3, lanes(X)), ld(4, lanes(Y))]
+    tail = [ld(5, lanes(Z)), alu(dst=(6,), src=(5,))]
+    cfg = BASE.replace(**{"l1d.ways": 1, "l1d.latency_queue": True})
+    z2 = {}
+    for banks in (1, 2):
+        c = cfg.replace(**{"l1d.banks": banks})
+        with_z2, without = run(one_warp(head + tail), c), run(one_warp(head), c)
+        assert with_z2["l1d_fails_line_alloc"] > 0
+        z2[banks] = with_z2["avg_load_latency"] * 4 - without["avg_load_latency"] * 3
+    assert z2[2] == BASE["l1d.hit_latency"] + 1
+    assert z2[1] > BASE["l2.latency"]
 
 
 # ---- store acknowledgements (core.store_acks) ------------------------------------------------------

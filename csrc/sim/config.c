@@ -69,9 +69,10 @@ const gcx_key gcx_core_keys[] = {
     K_INT("l1d.hit_latency", l1d_hit_latency, 20, 0, 100000, "cycles of an L1D hit"),
     K_INT("l1d.banks", l1d_banks, 1, 1, 64, "L1D data-array banks (each serves one access a cycle)"),
     K_BOOL("l1d.latency_queue", l1d_latency_queue, 0,
-           "check the tags at the end of an L1D latency pipeline of hit_latency cycles (hit_latency x banks "
-           "requests), so misses spend the hit latency in the L1D too, as GPGPU-Sim 4.0's l1_latency_queue "
-           "(false: at hand-over, a miss leaves the next cycle, as GPGPU-Sim 3.x)"),
+           "check the tags at the end of a latency pipeline of hit_latency cycles per L1D bank, so misses spend "
+           "the hit latency in the L1D too, and hand over up to one request per bank a cycle, as GPGPU-Sim 4.0's "
+           "l1_latency_queue (false: one request a cycle, tags checked at hand-over, a miss leaves the next "
+           "cycle, as GPGPU-Sim 3.x)"),
     K_CHOICE("l1d.allocate", l1d_allocate, GCX_ALLOC_ON_MISS, "miss,fill",
              "when a missing line gets its place: miss (reserved at the miss, as in GPGPU-Sim's Fermi L1D; "
              "reserved lines cause line-allocation fails) or fill (chosen when the data arrives)"),

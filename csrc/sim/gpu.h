@@ -281,14 +281,19 @@ typedef struct gcx_l1 {
     gcx_mshr mshr;
     gcx_queue miss_q;  /* towards the crossbar */
     gcx_queue hit_q;   /* answers in the hit pipeline */
-    gcx_queue pipe;    /* l1d.latency_queue: requests whose tags are checked when they leave it */
     /* Packets waiting to enter the cluster network, by cycle: requests (the SM's request port) and
      * replies (the L1D's reply port) wait for their own port. */
     gcx_queue cluster_out[2];
     uint64_t *bank_free;
     int off;           /* switched off: every request bypasses it */
     int in_fail;       /* reason the request at the head of its cluster input last failed (0: none) */
-    int pipe_fail;     /* reason the request at the head of the latency pipeline last failed (0: none) */
+    /* l1d.latency_queue: one pipeline per data bank (GPGPU-Sim 4.0's l1_latency_queue), whose requests
+     * have their tags checked when they leave it */
+    struct gcx_l1_pipe {
+        gcx_queue q;
+        int fail; /* reason its head last failed (0: none) */
+    } *pipes;
+    uint32_t piped; /* requests in all pipelines */
 } gcx_l1;
 
 /* An instruction line being fetched by the L1I. */

@@ -42,12 +42,14 @@ int gcx_l1_init(gcx_gpu *g, gcx_sm *sm, gcx_error *err)
         return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for L1D MSHRs");
     l1->miss_q.cap = (uint32_t)c->l1d_miss_queue;
     l1->hit_q.cap = UINT32_MAX;
-    /* GPGPU-Sim 4.0 keeps one shift register of l1_latency slots per bank */
-    l1->pipe.cap = (uint32_t)((c->l1d_hit_latency > 0 ? c->l1d_hit_latency : 1) * c->l1d_banks);
     l1->cluster_out[0].cap = l1->cluster_out[1].cap = UINT32_MAX;
     l1->bank_free = calloc((size_t)c->l1d_banks, sizeof *l1->bank_free);
-    if (!l1->bank_free)
+    l1->pipes = calloc((size_t)c->l1d_banks, sizeof *l1->pipes);
+    if (!l1->bank_free || !l1->pipes)
         return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for L1D banks");
+    /* GPGPU-Sim 4.0 keeps a shift register of l1_latency slots per bank */
+    for (int64_t b = 0; b < c->l1d_banks; b++)
+        l1->pipes[b].q.cap = (uint32_t)(c->l1d_hit_latency > 0 ? c->l1d_hit_latency : 1);
     return GCX_OK;
 }
 
@@ -56,16 +58,23 @@ void gcx_l1_free(gcx_l1 *l1)
     gcx_tcache_free(&l1->tc);
     gcx_mshr_free(&l1->mshr);
     free(l1->bank_free);
+    free(l1->pipes);
     memset(l1, 0, sizeof *l1);
 }
 
 static inline uint32_t data_bytes(const gcx_req *r) { return (uint32_t)gcx_popcount64(r->words) * 4; }
 
+/* The data bank of an address: lines are interleaved over the banks. */
+static inline uint32_t bank_of(const gcx_gpu *g, uint64_t addr)
+{
+    uint32_t banks = (uint32_t)g->cfg.l1d_banks;
+    return banks == 1 ? 0 : (uint32_t)((addr >> g->l1_line_shift) % banks);
+}
+
 /* Bank wait of a data-array access: each bank serves one access a cycle. */
 static inline uint64_t bank_wait(gcx_gpu *g, gcx_l1 *l1, uint64_t addr, uint64_t now)
 {
-    uint32_t banks = (uint32_t)g->cfg.l1d_banks;
-    uint32_t b = banks == 1 ? 0 : (uint32_t)((addr >> g->l1_line_shift) % banks);
+    uint32_t b = bank_of(g, addr);
     uint64_t start = l1->bank_free[b] > now ? l1->bank_free[b] : now;
     l1->bank_free[b] = start + 1;
     return start - now;
@@ -87,8 +96,9 @@ void gcx_l1_count_skipped_fails(gcx_gpu *g, gcx_sm *sm, uint64_t n, uint64_t now
         count_fail(g, sm, sm->ldst_fail, n, now);
     if (sm->l1.in_fail && n)
         count_fail(g, sm, sm->l1.in_fail, n, now);
-    if (sm->l1.pipe_fail && n)
-        count_fail(g, sm, sm->l1.pipe_fail, n, now);
+    for (uint32_t b = 0; sm->l1.piped && n && b < (uint32_t)g->cfg.l1d_banks; b++)
+        if (sm->l1.pipes[b].fail)
+            count_fail(g, sm, sm->l1.pipes[b].fail, n, now);
 }
 
 static void count_accept(gcx_gpu *g, gcx_sm *sm, uint64_t now)
@@ -416,12 +426,14 @@ static inline int bypasses(gcx_gpu *g, gcx_sm *sm, const gcx_req *r, uint64_t no
 int gcx_l1_access_private(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 {
     if (g->cfg.l1d_latency_queue && !(r->flags & GCX_RF_PIPED)) {
-        /* The tags are checked when the request leaves the pipeline (l1_pipe_cycle). A full pipeline
-         * is a bank conflict, not a reservation fail: no tag was looked up. */
-        if (gcx_q_full(&sm->l1.pipe))
+        /* The tags are checked when the request leaves its bank's pipeline (l1_pipe_cycle). A full
+         * pipeline is a bank conflict, not a reservation fail: no tag was looked up. */
+        gcx_queue *q = &sm->l1.pipes[bank_of(g, r->addr)].q;
+        if (gcx_q_full(q))
             return GCX_FAIL_PORT;
         r->flags |= GCX_RF_PIPED;
-        gcx_q_push(&sm->l1.pipe, r, now + (uint64_t)g->cfg.l1d_hit_latency);
+        gcx_q_push(q, r, now + (uint64_t)g->cfg.l1d_hit_latency);
+        sm->l1.piped++;
         return GCX_FAIL_NONE;
     }
     int rc = r->type == GCX_REQ_READ ? read_access(g, sm, r, now) : write_access(g, sm, r, now);
@@ -699,22 +711,26 @@ static int cluster_cycle(gcx_gpu *g, gcx_sm *sm, uint64_t now)
     return progress;
 }
 
-/* l1d.latency_queue: the requests at the head of the pipeline whose time is up look up their tags,
- * one a bank a cycle, in order; a reservation fail holds the pipeline and is retried every cycle. A
- * request whose L1D was switched off while it was in the pipeline bypasses it. */
+/* l1d.latency_queue: the request at the head of each bank's pipeline, when its time is up, looks up
+ * its tags; a reservation fail holds that bank's pipeline (only that bank's) and is retried every
+ * cycle. A request whose L1D was switched off while it was in the pipeline bypasses it. */
 static int l1_pipe_cycle(gcx_gpu *g, gcx_sm *sm, uint64_t now)
 {
     gcx_l1 *l1 = &sm->l1;
     int progress = 0;
-    for (int64_t k = 0; k < g->cfg.l1d_banks && gcx_q_ready(&l1->pipe, now); k++) {
-        gcx_req *r = gcx_q_pop(&l1->pipe);
+    for (uint32_t b = 0; b < (uint32_t)g->cfg.l1d_banks; b++) {
+        struct gcx_l1_pipe *p = &l1->pipes[b];
+        if (!gcx_q_ready(&p->q, now))
+            continue;
+        gcx_req *r = gcx_q_pop(&p->q);
         int rc = bypasses(g, sm, r, now) ? bypass_access(g, sm, r, now) : gcx_l1_access_private(g, sm, r, now);
-        l1->pipe_fail = rc;
+        p->fail = rc;
         if (rc) {
-            gcx_q_push_front(&l1->pipe, r);
-            break;
+            gcx_q_push_front(&p->q, r);
+        } else {
+            l1->piped--;
+            progress = 1;
         }
-        progress = 1;
     }
     return progress;
 }
@@ -730,7 +746,7 @@ int gcx_l1_cycle(gcx_gpu *g, gcx_sm *sm)
         progress = 1;
     }
     /* before the hits are answered: a hit that leaves the pipeline now is answered now */
-    if (l1->pipe.head)
+    if (l1->piped)
         progress |= l1_pipe_cycle(g, sm, now);
     while (gcx_q_ready(&l1->hit_q, now)) {
         answer(g, sm, gcx_q_pop(&l1->hit_q), now);
@@ -765,8 +781,11 @@ uint64_t gcx_l1_next_event(gcx_gpu *g, gcx_sm *sm)
     if (l1->hit_q.head && l1->hit_q.head->t_ready < t)
         t = l1->hit_q.head->t_ready;
     /* A pipeline head that failed retries every cycle; the L1D's own events wake it. */
-    if (l1->pipe.head && l1->pipe.head->t_ready > g->now && l1->pipe.head->t_ready < t)
-        t = l1->pipe.head->t_ready;
+    for (uint32_t b = 0; l1->piped && b < (uint32_t)g->cfg.l1d_banks; b++) {
+        const gcx_req *h = l1->pipes[b].q.head;
+        if (h && h->t_ready > g->now && h->t_ready < t)
+            t = h->t_ready;
+    }
     /* The miss queue's head leaves when due and the request port is free; a full buffer at the
      * L2 waits for the L2 to take a request (an event of its own). */
     if (l1->miss_q.head && !gcx_q_full(&g->req_net.dst_q[gcx_l2_partition_of(g, l1->miss_q.head->addr)])) {

@@ -724,21 +724,29 @@ static int ldst_cycle(gcx_gpu *g, gcx_sm *sm, uint64_t now)
         sm->sched_wake = 0;
         return 1;
     }
-    gcx_req *r = mi->reqs;
-    gcx_req *rest = r->next;
-    r->next = NULL;
-    int fail = gcx_l1_access(g, sm, r, now);
-    if (fail) {
-        r->next = rest;
-        sm->ldst_fail = fail;
-        return 0;
-    }
-    sm->ldst_fail = 0;
-    mi->reqs = rest;
-    if (!rest) {
-        sm->ldst_head = (sm->ldst_head + 1) % cap;
-        sm->ldst_n--;
-        sm->sched_wake = 0;
+    /* One request a cycle; with the L1D's latency queue, as in GPGPU-Sim 4.0, as many of the
+     * instruction's requests as there are banks, while each enters its bank's pipeline. */
+    uint32_t most = g->cfg.l1d_latency_queue ? (uint32_t)g->cfg.l1d_banks : 1;
+    for (uint32_t k = 0; k < most; k++) {
+        gcx_req *r = mi->reqs;
+        gcx_req *rest = r->next;
+        r->next = NULL;
+        int fail = gcx_l1_access(g, sm, r, now);
+        if (fail) {
+            r->next = rest;
+            sm->ldst_fail = fail;
+            return k > 0;
+        }
+        sm->ldst_fail = 0;
+        mi->reqs = rest;
+        if (!rest) {
+            sm->ldst_head = (sm->ldst_head + 1) % cap;
+            sm->ldst_n--;
+            sm->sched_wake = 0;
+            return 1;
+        }
+        if (!(r->flags & GCX_RF_PIPED))
+            return 1;
     }
     return 1;
 }
