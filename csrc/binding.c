@@ -693,8 +693,8 @@ static PyObject *gpu_results(gcx_gpu *g, int detail)
     if (rc == 0)
         rc = put_u64(out, "cycles", g->now) || put_u64(out, "warp_insts", warp_insts) ||
              put_u64(out, "thread_insts", thread_insts) || put_u64(out, "loads", loads) ||
-             put_u64(out, "load_latency_sum", lat) ||
-             put_u64(out, "l1_access_latency_sum", l1lat) || put_u64(out, "l1_access_loads", l1loads) || put_u64(out, "stores_acked", stores) ||
+             put_u64(out, "load_latency_sum", lat) || put_u64(out, "l1_access_latency_sum", l1lat) ||
+             put_u64(out, "l1_access_loads", l1loads) || put_u64(out, "stores_acked", stores) ||
              put_u64(out, "store_ack_latency_sum", slat) || put_u64(out, "requests", g->reqs_made) ||
              put_u64(out, "requests_live", g->reqs_live) || put_u64(out, "l2_prefill_lines", g->dram_prefill_lines) ||
              put_u64(out, "l1i_accesses", ia) || put_u64(out, "l1i_misses", im) || put_u64(out, "l1i_mshr_hits", ih);
