@@ -178,7 +178,8 @@ def test_failed_attempts_count_every_cycle_even_when_skipped():
 @pytest.mark.parametrize("latency", [5, 20])
 def test_latency_queue_makes_misses_spend_the_hit_latency_in_the_l1d(latency):
     miss = one_warp([ld(1, lanes(0x10000)), alu(dst=(2,), src=(1,))])
-    then_hit = one_warp([ld(1, lanes(0x10000)), alu(dst=(2,), src=(1,)), ld(3, lanes(0x10000)), alu(dst=(4,), src=(3,))])
+    then_hit = one_warp([ld(1, lanes(0x10000)), alu(dst=(2,), src=(1,)),
+                         ld(3, lanes(0x10000)), alu(dst=(4,), src=(3,))])
     handover = BASE.replace(**{"l1d.hit_latency": latency})
     queued = handover.replace(**{"l1d.latency_queue": True})
     a, b = run(miss, handover), run(miss, queued)
