@@ -149,6 +149,7 @@ def test_short_names_resolve_to_the_unique_full_key():
     ({"l1d.wayz": 4}, KeyError, r"unknown configuration key 'l1d\.wayz' \(close: l1d\.ways"),
     ({"dram.channels": 5}, ValueError, r"l2\.partitions \(12\) must be a multiple of dram\.channels \(5\)"),
     ({"l1d.cache_global": "yes"}, TypeError, r"l1d\.cache_global must be a bool"),
+    ({"l1d.latency_queue": "yes"}, TypeError, r"l1d\.latency_queue must be a bool"),
     ({"l1d.line_bytes": 96}, ValueError, r"l1d\.line_bytes must be a power of two"),
     ({"core.sms": 15, "l1d.cluster_size": 4}, ValueError, r"core\.sms \(15\) must be a multiple of l1d\.cluster_size \(4\)"),
     ({"l1d.line_bytes": 64}, ValueError, r"l1d\.line_bytes \(64\) and l2\.line_bytes \(128\) must be equal"),
