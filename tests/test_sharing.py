@@ -190,6 +190,26 @@ def test_with_a_latency_queue_misses_and_ata_comparisons_wait_for_the_hit_latenc
     assert latency_sum(a) - latency_sum(run(SAME_LINE, "ata", **{"cluster.latency": LAT})) == 2 * (hit - 1)
 
 
+def test_an_ata_miss_routed_to_another_l1d_needs_no_miss_queue_slot():
+    # SM 1's six stores keep its 2-slot miss queue full (each takes 5 flits at its crossbar port);
+    # its load right behind them misses. A miss the aggregated tag array sends to SM 0's copy of A
+    # goes over the cluster network, not to the L2, so it meets no miss-queue fail; a miss on B,
+    # which no L1D holds, and any private miss wait for a slot like the stores.
+    stores = [st(lanes(0x80000 + 128 * i)) for i in range(6)]
+    queue = {"l1d.miss_queue": 2}
+
+    def fails(target, mode):
+        tr = two_sms([ld(101, lanes(A)), use(101)], chain(150) + stores + [ld(102, lanes(target)), use(102)])
+        only_stores = two_sms([ld(101, lanes(A)), use(101)], chain(150) + stores + [alu(dst=(102,)), use(102)])
+        r = run(tr, mode, **queue)
+        assert r.raw["requests_live"] == 0
+        return r["l1d_fail_miss_queue"] - run(only_stores, mode, **queue)["l1d_fail_miss_queue"], r
+
+    added, a = fails(A, "ata")
+    assert added == 0 and a["l1d_remote_hits"] == 1
+    assert fails(B, "ata")[0] > 0 and fails(A, "private")[0] > 0
+
+
 def test_remote_sharing_delays_the_l2_request_by_the_probe_round_trip():
     one = two_sms([ld(101, lanes(A)), use(101)], [alu(dst=(1,))])
     for lat in (4, 9):

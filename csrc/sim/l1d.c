@@ -177,6 +177,18 @@ static inline void send_fetch(gcx_gpu *g, gcx_sm *sm, gcx_req *f, uint64_t now)
     to_miss_queue(g, sm, f, now);
 }
 
+/* Does the fetch of `sectors32` that r's miss sends need a miss-queue slot? Not when the sharing
+ * technique will serve it in the cluster (ATA's distributor routes it to another L1D), unless a
+ * power technique may yet turn the miss into a bypass, which does go to the L2. */
+static inline int fetch_needs_slot(gcx_gpu *g, gcx_sm *sm, const gcx_req *r, uint8_t sectors32)
+{
+    gcx_tech *sh = &g->tech[GCX_TECH_L1D_SHARING];
+    gcx_tech *pw = sm->l1.tc.power;
+    if ((pw->ops && pw->ops->allocate) || !sh->ops->l1_fetch_in_cluster)
+        return 1;
+    return !sh->ops->l1_fetch_in_cluster(sh, sm->id, r, sectors32);
+}
+
 /* A fetch of `sectors32` for request r's line, answering MSHR entry `mshr` and filling `line` (GCX_NONE:
  * the line is chosen when the data arrives). It carries r's identity (PC, technique payload). */
 static void fetch_for(gcx_gpu *g, gcx_sm *sm, const gcx_req *r, uint8_t sectors32, uint32_t line, uint32_t mshr,
@@ -258,7 +270,7 @@ static int merge_miss(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint32_t ei, uint32_t 
     uint8_t missing = (uint8_t)(need & ~gcx_to_cache_sectors(e->requested, c) & ~have);
     if (e->n_waiting >= l1->mshr.merge_cap)
         return GCX_FAIL_MSHR_MERGE;
-    if (missing && gcx_q_full(&l1->miss_q))
+    if (missing && gcx_q_full(&l1->miss_q) && fetch_needs_slot(g, sm, r, gcx_to_32_sectors(missing, c)))
         return GCX_FAIL_MISS_QUEUE;
     if (missing) {
         e->requested |= gcx_to_32_sectors(missing, c);
@@ -292,7 +304,8 @@ static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         return merge_miss(g, sm, r, ei, GCX_NONE, present, need, now);
     if (l1->mshr.n_free == 0)
         return GCX_FAIL_MSHR_ENTRY;
-    if (gcx_q_full(&l1->miss_q))
+    uint8_t fetch = c->sectors_per_line == 1 ? 1 : (uint8_t)(need & ~present);
+    if (gcx_q_full(&l1->miss_q) && fetch_needs_slot(g, sm, r, gcx_to_32_sectors(fetch, c)))
         return GCX_FAIL_MISS_QUEUE;
     gcx_tcache_count_access(tc, 0, 0);
     if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
@@ -304,7 +317,6 @@ static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         tc->s.off_hits++;
         pw->ops->line_off_hit(pw, tc, line, r, now);
     }
-    uint8_t fetch = c->sectors_per_line == 1 ? 1 : (uint8_t)(need & ~present);
     ei = gcx_mshr_alloc(&l1->mshr, la, GCX_NONE);
     l1->mshr.e[ei].requested = gcx_to_32_sectors(fetch, c);
     wait_in_entry(g, sm, ei, r, now);
@@ -344,7 +356,11 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     if (l1->mshr.n_free == 0)
         return GCX_FAIL_MSHR_ENTRY;
     int victim_dirty = new_line && c->tag[line] != GCX_TAG_NONE && c->meta[line].dirty;
-    if (l1->miss_q.n + 1 + (uint32_t)victim_dirty > l1->miss_q.cap)
+    uint8_t fetch = new_line || c->meta[line].valid == 0 ? (c->sectors_per_line == 1 ? 1 : need) : (uint8_t)(need & ~c->meta[line].valid);
+    /* Room for the victim's writeback, and for the fetch unless it stays in the cluster. */
+    uint32_t after_wb = l1->miss_q.n + (uint32_t)victim_dirty;
+    if (after_wb > l1->miss_q.cap ||
+        (after_wb == l1->miss_q.cap && fetch_needs_slot(g, sm, r, gcx_to_32_sectors(fetch, c))))
         return GCX_FAIL_MISS_QUEUE;
     if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
         gcx_tcache_count_access(tc, 0, 0);
@@ -364,7 +380,6 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         }
         gcx_cache_install(c, line, la, 0, now);
     }
-    uint8_t fetch = new_line || c->meta[line].valid == 0 ? (c->sectors_per_line == 1 ? 1 : need) : (uint8_t)(need & ~c->meta[line].valid);
     c->meta[line].reserved = 1;
     uint32_t e = gcx_mshr_alloc(&l1->mshr, la, line);
     tc->mshr_of[line] = e;

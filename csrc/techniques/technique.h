@@ -108,6 +108,10 @@ typedef struct gcx_technique {
     /* The L1D of `sm` is about to send fetch f to the L2: nonzero means the technique took it and
      * will fill it (gcx_l1_reply) or send it on (gcx_l1_fetch_l2). */
     int (*l1_fetch)(gcx_tech *t, uint32_t sm, gcx_req *f, uint64_t now);
+    /* Would l1_fetch take the fetch of `sectors` (32 B sectors) that request r's miss in the L1D of
+     * `sm` sends now? The L1D reserves a miss-queue slot only for a fetch that goes to the L2.
+     * Changes nothing; unset means never (every fetch needs a slot). */
+    int (*l1_fetch_in_cluster)(gcx_tech *t, uint32_t sm, const gcx_req *r, uint8_t sectors);
     /* A packet of the technique arrived at `sm` over the cluster network: 0 when handled; a
      * request-channel packet may return a reservation-fail reason, and is offered again. */
     int (*cluster_receive)(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now);

@@ -33,31 +33,49 @@ static void read_remote(gcx_gpu *g, uint32_t sm, uint32_t holder, gcx_req *f, ui
     gcx_cluster_send(g, sm, f, now + 1);
 }
 
-/* The distributor: a miss goes to the first other L1D (from the requester on) that holds every
- * sector it needs, else to the first that is fetching them and can be waited on; the tag
- * comparison already happened, so the read goes out the next cycle. */
+/* The distributor's choice for a miss of `sm` on `sectors` of addr's line: the first other L1D (from
+ * the requester on) that holds every one of them, else the first that is fetching them and can be
+ * waited on (*wait set), else GCX_NONE (the L2). */
+static uint32_t ata_source(const gcx_gpu *g, const gcx_cluster *c, uint32_t sm, uint64_t addr, uint8_t sectors,
+                           int *wait)
+{
+    *wait = 0;
+    for (uint32_t k = 1; k < c->size; k++) {
+        uint32_t j = gcx_cluster_other(c, sm, k);
+        if (gcx_l1_holds(g, j, addr, sectors) != GCX_NONE)
+            return j;
+    }
+    for (uint32_t k = 1; k < c->size; k++) {
+        uint32_t j = gcx_cluster_other(c, sm, k);
+        if (gcx_l1_fetching(g, j, addr, sectors) != GCX_NONE) {
+            *wait = 1;
+            return j;
+        }
+    }
+    return GCX_NONE;
+}
+
+/* A miss the aggregated tag array routes to another L1D never enters the miss queue to the L2. */
+static int ata_fetch_in_cluster(gcx_tech *t, uint32_t sm, const gcx_req *r, uint8_t sectors)
+{
+    int wait;
+    return r->space == GCX_SPACE_GLOBAL && ata_source(t->gpu, t->state, sm, r->addr, sectors, &wait) != GCX_NONE;
+}
+
+/* The tag comparison already happened, so the read goes out the next cycle. */
 static int ata_fetch(gcx_tech *t, uint32_t sm, gcx_req *f, uint64_t now)
 {
-    gcx_cluster *c = t->state;
     if (f->space != GCX_SPACE_GLOBAL)
         return 0;
     gcx_gpu *g = t->gpu;
-    for (uint32_t k = 1; k < c->size; k++) {
-        uint32_t j = gcx_cluster_other(c, sm, k);
-        if (gcx_l1_holds(g, j, f->addr, f->sectors) != GCX_NONE) {
-            read_remote(g, sm, j, f, now);
-            return 1;
-        }
-    }
-    for (uint32_t k = 1; k < c->size; k++) {
-        uint32_t j = gcx_cluster_other(c, sm, k);
-        if (gcx_l1_fetching(g, j, f->addr, f->sectors) != GCX_NONE) {
-            g->sms[sm].l1.mshr.e[f->mshr].remote_wait = 1;
-            read_remote(g, sm, j, f, now);
-            return 1;
-        }
-    }
-    return 0;
+    int wait;
+    uint32_t j = ata_source(g, t->state, sm, f->addr, f->sectors, &wait);
+    if (j == GCX_NONE)
+        return 0;
+    if (wait)
+        g->sms[sm].l1.mshr.e[f->mshr].remote_wait = 1;
+    read_remote(g, sm, j, f, now);
+    return 1;
 }
 
 static int ata_receive(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
@@ -108,6 +126,7 @@ const gcx_technique gcx_tech_sharing_ata = {
     .release = gcx_cluster_release,
     .l1_request = ata_request,
     .l1_fetch = ata_fetch,
+    .l1_fetch_in_cluster = ata_fetch_in_cluster,
     .cluster_receive = ata_receive,
     .l1_fill = gcx_cluster_fill,
     .report = gcx_cluster_report,
