@@ -403,6 +403,29 @@ def test_same_config_and_seed_give_identical_results():
     assert a.raw["timeseries"] == b.raw["timeseries"]
 
 
+def test_dram_latency_jitter_adds_a_seeded_uniform_delay_to_each_dram_access():
+    # One warp reads 64 lines one after another (each load's user before the next load), so every
+    # load meets an idle DRAM and its latency is the fixed one plus its access's own jitter.
+    prog = []
+    for i in range(64):
+        prog += [ld(1, lanes(0x100000 + 4096 * i)), alu(dst=(2,), src=(1,))]
+    trace = one_warp(prog)
+    cfg = BASE.replace(**{"dram.model": "simple"})
+    plain = run(trace, cfg)
+    assert plain["dram_reads"] == 64 and {run(trace, cfg, seed=s)["cycles"] for s in (1, 2)} == {plain["cycles"]}
+    jitter = 40
+    extra = []
+    for seed in (0, 1, 2):
+        r = run(trace, cfg.replace(**{"dram.latency_jitter": jitter}), seed=seed)
+        assert r.metrics == run(trace, cfg.replace(**{"dram.latency_jitter": jitter}), seed=seed).metrics
+        added = (r["avg_load_latency"] - plain["avg_load_latency"]) * 64
+        assert added == r["cycles"] - plain["cycles"]  # the loads are the run's critical path
+        assert 0 <= added <= 64 * jitter
+        extra.append(added / 64)
+    # uniform on 0..40: a mean of 20 per access, 1.5 cycles standard error over 64 accesses
+    assert all(12 < e < 28 for e in extra) and len(set(extra)) == 3
+
+
 def test_parallel_threads_give_the_same_results_as_sequential():
     trace = mixed_trace(4)
     cfgs = [presets.get(p) for p in ("gtx480", "ata", "gtx1080", "atoofian")]

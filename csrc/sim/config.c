@@ -110,6 +110,10 @@ const gcx_key gcx_core_keys[] = {
     K_CHOICE("dram.model", dram_model, GCX_DRAM_FRFCFS, "simple,frfcfs",
              "simple: fixed latency and bandwidth; frfcfs: banks with row buffers, first-ready first-come-first-served"),
     K_INT("dram.latency", dram_latency, 100, 0, 100000, "cycles of a DRAM access beyond bank timing"),
+    K_INT("dram.latency_jitter", dram_latency_jitter, 0, 0, 100000,
+          "extra cycles, drawn from 0 to this uniformly for each DRAM access from the run's seed: a small "
+          "random perturbation that makes runs with different seeds take different paths, to measure "
+          "run-to-run variability (Alameldeen and Wood, HPCA 2003); 0 adds nothing"),
     K_INT("dram.queue", dram_queue, 16, 2, 1 << 20,
           "requests each channel's scheduler holds (at least 2: an L2 miss needs room for its fetch and a "
           "dirty victim's write-back)"),

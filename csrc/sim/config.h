@@ -62,7 +62,7 @@ typedef struct gcx_gpu_config {
     int64_t l2_interleave_bytes, l2_mshr_entries, l2_mshr_merge, l2_latency, l2_queue;
     int64_t l2_power, l2_dwl, l2_prefill;
     /* DRAM */
-    int64_t dram_channels, dram_model, dram_latency, dram_queue;
+    int64_t dram_channels, dram_model, dram_latency, dram_latency_jitter, dram_queue;
     double dram_bytes_per_cycle;
     int64_t dram_banks, dram_row_bytes, dram_t_cl, dram_t_rcd, dram_t_rp;
     /* simulation */

@@ -20,6 +20,7 @@ int gcx_dram_init(gcx_gpu *g, uint32_t ch, gcx_error *err)
         return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for DRAM channel %u", ch);
     for (int64_t b = 0; b < g->cfg.dram_banks; b++)
         d->open_row[b] = GCX_INF;
+    gcx_rng_seed(&d->jitter, g->seed ^ (0xD7A3ull * (ch + 1)));
     return GCX_OK;
 }
 
@@ -71,7 +72,10 @@ static void start(gcx_gpu *g, gcx_dram *d, gcx_req *r, uint64_t data_start, uint
         d->reads++;
     else
         d->writes++;
-    gcx_q_insert_sorted(&d->busy, r, data_start + burst + (uint64_t)g->cfg.dram_latency);
+    uint64_t latency = (uint64_t)g->cfg.dram_latency;
+    if (g->cfg.dram_latency_jitter) /* the busy queue is kept in completion order, so jitter may reorder */
+        latency += gcx_rng_below(&d->jitter, (uint32_t)g->cfg.dram_latency_jitter + 1);
+    gcx_q_insert_sorted(&d->busy, r, data_start + burst + latency);
     (void)now;
 }
 

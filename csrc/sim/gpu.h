@@ -367,6 +367,7 @@ typedef struct gcx_dram {
     uint64_t *bank_free;
     uint64_t *open_row;
     uint64_t reads, writes, row_hits, row_misses, bytes;
+    gcx_rng jitter; /* draws dram.latency_jitter: one stream per channel, from the run's seed */
 } gcx_dram;
 
 /* ---- the GPU ----------------------------------------------------------------------------- */
