@@ -29,9 +29,11 @@ def _require(frame, *columns) -> None:
 
 
 def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None = None, mean: str = "arith",
-                    ylabel: str | None = None, title: str = "", reference: float | None = 1.0, ax=None):
+                    ylabel: str | None = None, title: str = "", reference: float | None = 1.0, spread: bool = False,
+                    ax=None):
     """Grouped bars of `metric` per `by` value (one bar per `hue` value), with a final group for the
-    mean over workloads (arithmetic, or geometric with mean="geo")."""
+    mean over workloads (arithmetic, or geometric with mean="geo"). A bar is the mean of its rows
+    (e.g. over seeds); `spread` draws a whisker from their smallest to their largest value."""
     import pandas as pd
 
     _require(frame, metric, by, hue)
@@ -40,18 +42,23 @@ def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None
     hues = [None] if hue is None else list(dict.fromkeys(frame[hue]))
     groups = list(dict.fromkeys(frame[by]))
     table = pd.DataFrame(index=groups, columns=[str(h) for h in hues], dtype=float)
+    low, high = table.copy(), table.copy()
     for h in hues:
-        rows = frame if h is None else frame[frame[hue] == h]
-        values = rows.groupby(by)[metric].mean()
-        table[str(h)] = values.reindex(groups)
+        rows = (frame if h is None else frame[frame[hue] == h]).groupby(by)[metric]
+        table[str(h)] = rows.mean().reindex(groups)
+        low[str(h)], high[str(h)] = rows.min().reindex(groups), rows.max().reindex(groups)
     avg = table.apply(lambda c: float(np.exp(np.log(c.dropna()).mean())) if mean == "geo" else float(c.mean()))
     table.loc["mean" if mean != "geo" else "geomean"] = avg
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(max(6, 0.5 * len(table) + 2), 3.2))
     width = 0.8 / len(table.columns)
     x = np.arange(len(table))
     for i, col in enumerate(table.columns):
-        ax.bar(x + (i - (len(table.columns) - 1) / 2) * width, table[col], width,
-               label=None if hue is None else col)
+        at = x + (i - (len(table.columns) - 1) / 2) * width
+        ax.bar(at, table[col], width, label=None if hue is None else col)
+        if spread:  # not on the mean over workloads
+            n = len(groups)
+            ax.errorbar(at[:n], table[col][:n], yerr=[table[col][:n] - low[col], high[col] - table[col][:n]],
+                        fmt="none", ecolor="black", elinewidth=0.8, capsize=2)
     if reference is not None:
         ax.axhline(reference, color="black", linewidth=0.8)
     ax.set_xticks(x, table.index, rotation=45, ha="right")

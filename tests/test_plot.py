@@ -57,6 +57,19 @@ def test_heatmap_cells_are_the_means_over_other_columns():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["16", "32"]
 
 
+def test_normalized_bars_are_means_and_whiskers_span_the_rows():
+    frame = pd.DataFrame({"workload": ["a", "a", "b", "b"] * 2, "org": ["x"] * 4 + ["y"] * 4,
+                          "ipc": [1.0, 3.0, 2.0, 2.0, 4.0, 6.0, 1.0, 2.0]})
+    fig = plot.normalized_bars(frame, "ipc", hue="org", spread=True)
+    ax = fig.axes[0]
+    # per org: a, b, then the mean over workloads
+    assert [p.get_height() for p in ax.patches] == pytest.approx([2.0, 2.0, 2.0, 5.0, 1.5, 3.25])
+    whiskers = [c for c in ax.collections if c.get_segments()]
+    spans = sorted((s[0][1], s[1][1]) for c in whiskers for s in c.get_segments())
+    assert spans == [(1.0, 2.0), (1.0, 3.0), (2.0, 2.0), (4.0, 6.0)]   # none on the means
+    assert not [c for c in plot.normalized_bars(frame, "ipc", hue="org").axes[0].collections if c.get_segments()]
+
+
 def test_save_writes_png_and_pdf(tmp_path):
     fig = plot.lines(pd.DataFrame({"x": [1, 2], "y": [3, 4], "workload": ["a", "a"]}), "x", "y")
     paths = plot.save(fig, tmp_path / "sub" / "fig")

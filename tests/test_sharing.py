@@ -498,6 +498,26 @@ def test_experiment_classifies_by_measured_replication_and_averages_ratios():
     assert cmp["decoupled_l1_access_latency_vs_private_max"] == pytest.approx(2.1)
 
 
+def test_experiment_averages_ratios_over_seeds_and_keeps_their_spread():
+    import pandas as pd
+
+    from gpucachex.experiments import ata as exp
+
+    rows = [("w", "private", 100, 50, 2.0), ("w", "remote", 90, 60, 2.0), ("w", "decoupled", 80, 100, 1.0),
+            ("w", "ata", 110, 55, 2.0)]
+    seed1 = [(w, m, {"private": 100, "remote": 90, "decoupled": 100, "ata": 95}[m], lat, rep)
+             for w, m, _, lat, rep in rows]
+    frame = pd.concat([_frame(rows), _frame(seed1).assign(seed=1)], ignore_index=True)
+    summ = exp.summary(frame).set_index("workload")
+    assert summ.loc["w", "seeds"] == 2
+    # per seed: ATA 1.10 and 0.95 of private; ATA over decoupled 110/80 and 95/100
+    assert summ.loc["w", "ipc_ata"] == pytest.approx(1.025)
+    assert (summ.loc["w", "ipc_ata_min"], summ.loc["w", "ipc_ata_max"]) == pytest.approx((0.95, 1.10))
+    assert summ.loc["w", "ipc_ata_vs_decoupled"] == pytest.approx((110 / 80 + 95 / 100) / 2)
+    assert summ.loc["w", "ipc_ata_vs_decoupled_min"] == pytest.approx(0.95)
+    assert summ.loc["w", "ipc_private_min"] == summ.loc["w", "ipc_private_max"] == 1.0
+
+
 @pytest.mark.slow
 def test_experiment_runs_end_to_end(tmp_path, monkeypatch):
     import tomllib

@@ -55,26 +55,41 @@ def normalized(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     return out.drop(columns="__base")
 
 
+def _ratios(runs: pd.DataFrame) -> dict:
+    """One workload's runs with one seed, indexed by organisation: its ratios over private."""
+    row = {"replication": runs.loc["private", "l1d_replication"]}
+    for m in MODES:
+        if m not in runs.index:
+            continue
+        row[f"ipc_{m}"] = runs.loc[m, "ipc"] / runs.loc["private", "ipc"]
+        for name, metric in LATENCIES.items():
+            row[f"{name}_{m}"] = runs.loc[m, metric] / runs.loc["private", metric]
+        row[f"l1_hit_rate_{m}"] = runs.loc[m, "l1_hit_rate"]
+        row[f"remote_hits_{m}"] = runs.loc[m, "l1d_remote_hits"]
+        row[f"l2_requests_{m}"] = runs.loc[m, "l2_accesses"] / runs.loc["private", "l2_accesses"]
+        row[f"cluster_flits_{m}"] = runs.loc[m, "cluster_flits"]
+    if "ata" in runs.index and "decoupled" in runs.index:
+        row["ipc_ata_vs_decoupled"] = runs.loc["ata", "ipc"] / runs.loc["decoupled", "ipc"]
+    return row
+
+
 def summary(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per workload: its locality class and, per organisation, IPC and L1 latency over
-    private, L1 hit rates, remote hits, L2 requests and cluster traffic."""
+    private, L1 hit rates, remote hits, L2 requests and cluster traffic, each the mean over the
+    seeds; with several seeds, the IPC ratios' smallest and largest values over them too (`_min`,
+    `_max`: how far the run-to-run variability moves them)."""
     classes = locality_classes(frame)
-    rows = []
-    for w, runs in frame.groupby("workload", sort=False):
-        r = runs.set_index(SHARING)
-        row = {"workload": w, "locality": classes[w], "replication": r.loc["private", "l1d_replication"]}
-        for m in MODES:
-            if m not in r.index:
-                continue
-            row[f"ipc_{m}"] = r.loc[m, "ipc"] / r.loc["private", "ipc"]
-            for name, metric in LATENCIES.items():
-                row[f"{name}_{m}"] = r.loc[m, metric] / r.loc["private", metric]
-            row[f"l1_hit_rate_{m}"] = r.loc[m, "l1_hit_rate"]
-            row[f"remote_hits_{m}"] = r.loc[m, "l1d_remote_hits"]
-            row[f"l2_requests_{m}"] = r.loc[m, "l2_accesses"] / r.loc["private", "l2_accesses"]
-            row[f"cluster_flits_{m}"] = r.loc[m, "cluster_flits"]
-        rows.append(row)
-    return pd.DataFrame(rows)
+    per_seed = []
+    for (w, seed), runs in frame.groupby(["workload", "seed"], sort=False):
+        per_seed.append({"workload": w, "seed": seed, **_ratios(runs.set_index(SHARING))})
+    per_seed = pd.DataFrame(per_seed)
+    grouped = per_seed.drop(columns="seed").groupby("workload", sort=False)
+    out = grouped.mean()
+    ipc = [c for c in out.columns if c.startswith("ipc_")]
+    out = out.join(grouped[ipc].min().add_suffix("_min")).join(grouped[ipc].max().add_suffix("_max"))
+    out.insert(0, "seeds", grouped.size())
+    out.insert(0, "locality", classes.reindex(out.index))
+    return out.reset_index()
 
 
 def paper_comparison(summ: pd.DataFrame) -> pd.DataFrame:
@@ -86,7 +101,7 @@ def paper_comparison(summ: pd.DataFrame) -> pd.DataFrame:
 
     ours = {
         "ata_ipc_vs_private_high": mean(high.ipc_ata) - 1,
-        "ata_ipc_vs_decoupled_low": mean(low.ipc_ata / low.ipc_decoupled) - 1,
+        "ata_ipc_vs_decoupled_low": mean(low.ipc_ata_vs_decoupled) - 1,
         "decoupled_l1_latency_vs_private": mean(summ.l1_latency_decoupled) - 1,
         "ata_l1_latency_vs_private": mean(summ.l1_latency_ata) - 1,
         "decoupled_l1_latency_vs_private_max": float(summ.l1_latency_decoupled.max()) - 1,
@@ -108,7 +123,7 @@ def paper_comparison(summ: pd.DataFrame) -> pd.DataFrame:
                           "difference": ours[k] - PAPER[k]} for k in PAPER])
 
 
-def _grouped_bars(frame, metric: str, modes: list[str], ylabel: str, title: str, reference=1.0):
+def _grouped_bars(frame, metric: str, modes: list[str], ylabel: str, title: str, reference=1.0, spread=False):
     """Bars per workload, high and low inter-core locality side by side, each with its mean."""
     import matplotlib.pyplot as plt
 
@@ -124,7 +139,7 @@ def _grouped_bars(frame, metric: str, modes: list[str], ylabel: str, title: str,
     for i, (ax, g) in enumerate(zip(axes[0], groups)):
         part = rows[rows["workload"].map(classes) == g]
         plot.normalized_bars(part, metric, hue="organisation", ylabel=ylabel, reference=reference,
-                             title=f"{g} inter-core locality", ax=ax)
+                             title=f"{g} inter-core locality", spread=spread, ax=ax)
         ax.set_ylim(0, ax.get_ylim()[1] * 1.25)  # room for the legend above the bars
         if i > 0:
             ax.get_legend().remove()
@@ -144,7 +159,8 @@ def figure3(frame):
 def figure8(frame):
     norm = normalized(frame, "ipc")
     return _grouped_bars(norm, "ipc_norm", ["decoupled", "remote", "ata"], "IPC / private",
-                         "Figure 8: IPC normalized to private L1Ds")
+                         "Figure 8: IPC normalized to private L1Ds (whiskers: smallest to largest over seeds)",
+                         spread=True)
 
 
 def figure10(frame):
