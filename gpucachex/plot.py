@@ -56,8 +56,8 @@ def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None
         at = x + (i - (len(table.columns) - 1) / 2) * width
         ax.bar(at, table[col], width, label=None if hue is None else col)
         if spread:  # not on the mean over workloads
-            n = len(groups)
-            ax.errorbar(at[:n], table[col][:n], yerr=[table[col][:n] - low[col], high[col] - table[col][:n]],
+            bars = table[col].iloc[:len(groups)]
+            ax.errorbar(at[:len(groups)], bars, yerr=[bars - low[col], high[col] - bars],
                         fmt="none", ecolor="black", elinewidth=0.8, capsize=2)
     if reference is not None:
         ax.axhline(reference, color="black", linewidth=0.8)

@@ -356,7 +356,8 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     if (l1->mshr.n_free == 0)
         return GCX_FAIL_MSHR_ENTRY;
     int victim_dirty = new_line && c->tag[line] != GCX_TAG_NONE && c->meta[line].dirty;
-    uint8_t fetch = new_line || c->meta[line].valid == 0 ? (c->sectors_per_line == 1 ? 1 : need) : (uint8_t)(need & ~c->meta[line].valid);
+    uint8_t fetch = new_line || c->meta[line].valid == 0 ? (c->sectors_per_line == 1 ? 1 : need)
+                                                         : (uint8_t)(need & ~c->meta[line].valid);
     /* Room for the victim's writeback, and for the fetch unless it stays in the cluster. */
     uint32_t after_wb = l1->miss_q.n + (uint32_t)victim_dirty;
     if (after_wb > l1->miss_q.cap ||
