@@ -435,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", default="lru", help="replacement policy (lru, fifo, random, srrip)")
     p.add_argument("--sector", type=int, help="sector size in bytes (default: unsectored)")
     p.add_argument("--write-through", action="store_true", help="write-through instead of write-back")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seeds the random policy (default 0)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="policy parameter, e.g. rrpv_bits=3")
     p.add_argument("--json", action="store_true", help="print the counters as JSON")
     p.set_defaults(func=cmd_cache)
@@ -446,7 +446,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preset", default="gtx480", help="GPU configuration (see `gpucachex presets`)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a configuration key, e.g. --set l1d.ways=8 --set l2.power=loscache")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seeds the run's random choices: random replacement, LoSCache's predictor CTAs and "
+                        "dram.latency_jitter (default 0)")
     p.add_argument("--json", action="store_true", help="print every metric as JSON")
     p.add_argument("--all", action="store_true", help="print every metric, not a summary")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -468,7 +470,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("out")
     p.add_argument("--count", type=int, default=10_000_000)
     p.add_argument("--footprint-mb", type=int, default=64)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seeds the address generator (default 0)")
     p.set_defaults(func=cmd_gen_addresses)
 
     p = sub.add_parser("trace", help="inspect and convert workload traces")

@@ -231,7 +231,8 @@ def simulate(config: Config | str, workload: Trace | str | PathLike, seed: int =
     `config` is a Config or a preset name; `workload` a Trace, a path `load_trace` reads, or a built-in
     workload name (``"bfs"`` or ``"bfs:medium"``). The simulation runs in C with the GIL released, so
     threads can run several at once; the same configuration, workload and seed always give the same
-    result. ``detail=True`` also records per-line residencies (`Result.line_residency`);
+    result. `seed` drives the run's random choices (random replacement, LoSCache's predictor CTAs,
+    ``dram.latency_jitter``). ``detail=True`` also records per-line residencies (`Result.line_residency`);
     ``progress=True`` shows a progress bar (instructions issued) while it runs.
     """
     cfg = _resolve_config(config)
