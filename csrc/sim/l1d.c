@@ -739,7 +739,7 @@ static int l1_pipe_cycle(gcx_gpu *g, gcx_sm *sm, uint64_t now)
         if (!gcx_q_ready(&p->q, now))
             continue;
         gcx_req *r = gcx_q_pop(&p->q);
-        int rc = bypasses(g, sm, r, now) ? bypass_access(g, sm, r, now) : gcx_l1_access_private(g, sm, r, now);
+        int rc = gcx_l1_serve(g, sm, r, now);
         p->fail = rc;
         if (rc) {
             gcx_q_push_front(&p->q, r);
