@@ -150,6 +150,8 @@ def test_short_names_resolve_to_the_unique_full_key():
     ({"dram.channels": 5}, ValueError, r"l2\.partitions \(12\) must be a multiple of dram\.channels \(5\)"),
     ({"l1d.cache_global": "yes"}, TypeError, r"l1d\.cache_global must be a bool"),
     ({"l1d.latency_queue": "yes"}, TypeError, r"l1d\.latency_queue must be a bool"),
+    ({"dram.latency_jitter": -1}, ValueError, r"dram\.latency_jitter must be between 0 and 100000, got -1"),
+    ({"dram.latency_jitter": 2.5}, ValueError, r"dram\.latency_jitter must be an integer, got 2\.5"),
     ({"l1d.line_bytes": 96}, ValueError, r"l1d\.line_bytes must be a power of two"),
     ({"core.sms": 15, "l1d.cluster_size": 4}, ValueError, r"core\.sms \(15\) must be a multiple of l1d\.cluster_size \(4\)"),
     ({"l1d.line_bytes": 64}, ValueError, r"l1d\.line_bytes \(64\) and l2\.line_bytes \(128\) must be equal"),
