@@ -375,6 +375,11 @@ def test_conservation(preset, acks):
         # dead time and live time partition the line-cycles
         assert (r[f"{level}_live_cycles"] + r[f"{level}_dead_nodata"] + r[f"{level}_dead_unused"]
                 == r[f"{level}_line_cycles"])
+        # every access and every reservation fail (a refused attempt) looked up the tags
+        fails = sum(r[f"{level}_fail_{x}"] for x in ("line_alloc", "mshr_entry", "mshr_merge", "miss_queue"))
+        assert r[f"{level}_tag_lookups"] == r[f"{level}_accesses"] + fails
+    # every store the L2 accepts writes its data array, a line still being fetched included
+    assert r["l2_data_writes"] == r["l2_write_accesses"]
     assert r.raw["requests_live"] == 0  # every request was answered or retired
     assert r["loads"] == sum(int(np.count_nonzero((k.op_class == 7) & (k.width > 0) & (k.space != 3) & (k.mask > 0)))
                              for k in trace.kernels)

@@ -452,16 +452,19 @@ void gcx_tcache_finish(gcx_tcache *tc, uint64_t now);
 enum { GCX_FAIL_NONE = 0, GCX_FAIL_LINE_ALLOC, GCX_FAIL_MSHR_ENTRY, GCX_FAIL_MSHR_MERGE, GCX_FAIL_MISS_QUEUE,
        GCX_FAIL_PORT };
 
-/* Count n refusals for `reason`; 1 if they are reservation fails, 0 for a port stall. */
+/* Count n refusals for `reason`; 1 if they are reservation fails, each of which looked up the tags
+ * first, 0 for a port stall, which looked up nothing. */
 static inline int gcx_tcache_count_fail(gcx_tcache *tc, int reason, uint64_t n)
 {
     switch (reason) {
-    case GCX_FAIL_LINE_ALLOC: tc->s.fail_line_alloc += n; return 1;
-    case GCX_FAIL_MSHR_ENTRY: tc->s.fail_mshr_entry += n; return 1;
-    case GCX_FAIL_MSHR_MERGE: tc->s.fail_mshr_merge += n; return 1;
-    case GCX_FAIL_MISS_QUEUE: tc->s.fail_miss_queue += n; return 1;
+    case GCX_FAIL_LINE_ALLOC: tc->s.fail_line_alloc += n; break;
+    case GCX_FAIL_MSHR_ENTRY: tc->s.fail_mshr_entry += n; break;
+    case GCX_FAIL_MSHR_MERGE: tc->s.fail_mshr_merge += n; break;
+    case GCX_FAIL_MISS_QUEUE: tc->s.fail_miss_queue += n; break;
     default: return 0;
     }
+    tc->s.tag_lookups += n;
+    return 1;
 }
 
 /* Count one access: a tag lookup that reads or writes, and hits or misses. */

@@ -83,8 +83,7 @@ static inline uint64_t bank_wait(gcx_gpu *g, gcx_l1 *l1, uint64_t addr, uint64_t
 static void count_fail(gcx_gpu *g, gcx_sm *sm, int reason, uint64_t n, uint64_t now)
 {
     if (!gcx_tcache_count_fail(&sm->l1.tc, reason, n))
-        return; /* a port stall (a bypass finding the miss queue full) looks up no tag */
-    sm->l1.tc.s.tag_lookups += n;
+        return; /* a port stall (a bypass finding the miss queue full) */
     gcx_tech *adm = &g->tech[GCX_TECH_L1D_ADMISSION];
     if (adm->ops && adm->ops->l1_outcome)
         adm->ops->l1_outcome(adm, sm->id, 1, n, now);
