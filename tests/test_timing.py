@@ -676,6 +676,69 @@ def test_the_fermi_index_spreads_a_4kb_row_pitch_in_the_l1d():
     assert fermi["l1d_hits"] == 32 and fermi["l1d_fails_line_alloc"] == 0
 
 
+# ---- sectored L1D (l1d.sector_bytes): sectors, not lines, hit, miss and leave -------------------
+
+SECTORED = BASE.replace(**{"l1d.sector_bytes": 32})
+
+
+@pytest.mark.parametrize("alloc", ["miss", "fill"])
+def test_a_valid_sector_hits_while_its_line_fetches_another(alloc):
+    # Sector 0 of A is loaded and used; sector 1 then misses, and while it is fetched sector 0 is
+    # read again. As in GPGPU-Sim's sector cache it hits, whether or not the miss reserved the line:
+    # it neither waits in the MSHR entry nor counts as a miss.
+    a = 0x50000
+    prog = [ld(1, lanes(a, n=8)), alu(dst=(2,), src=(1,)), ld(3, lanes(a + 32, n=8)),
+            ld(4, lanes(a, n=8)), alu(dst=(5,), src=(4,))]
+    r = run(one_warp(prog), SECTORED.replace(**{"l1d.allocate": alloc}))
+    assert (r["l1d_hits"], r["l1d_misses"], r["l1d_pending_hits"]) == (1, 2, 0)
+    assert r["avg_load_latency"] < 150  # the hit does not wait for the sector-1 fetch (about 400)
+
+
+@pytest.mark.parametrize("inflight", [False, True])
+def test_a_global_store_evicts_only_the_sectors_it_writes(inflight):
+    # Sectors 0 and 1 of A are valid (or sector 1 is still being fetched); a global store to sector
+    # 0 is a hit and write-evicts that sector only: reloading it misses, sector 1 stays.
+    a = 0x70000
+    prog = [ld(1, lanes(a, n=8)), alu(dst=(2,), src=(1,)), ld(3, lanes(a + 32, n=8))]
+    if not inflight:
+        prog.append(alu(dst=(9,), src=(3,)))
+    prog += [st(lanes(a, n=8)), alu(dst=(4,)), ld(5, lanes(a, n=8)), alu(dst=(6,), src=(5,)),
+             ld(7, lanes(a + 32, n=8)), alu(dst=(8,), src=(7,), ), alu(dst=(10,), src=(3,))]
+    r = run(one_warp(prog), SECTORED)
+    assert r["l1d_write_accesses"] == 1 and r["l1d_invalidations"] == 1
+    assert r["l1d_read_accesses"] == 4
+    assert r["l1d_hits"] == 2  # the store and the second read of sector 1
+    assert r["l1d_misses"] == 3 and r["l1d_evictions"] == 0  # sector 0, sector 1, sector 0 again
+
+
+def test_a_local_store_to_a_missing_sector_writes_the_dirty_line_back():
+    # A local line holds dirty sector 0 (8 words). A local store to bytes 16..47 also needs sector
+    # 1, which is not there: a miss. The line leaves with its dirty sector written back (8 words, not
+    # the whole line), then the store goes to the L2 (8 words); nothing is lost.
+    a = 0x40000
+    prog = [ld(1, lanes(a, n=8), opcode="LDL"), alu(dst=(2,), src=(1,)),
+            st(lanes(a, n=8), opcode="STL"), alu(dst=(3,)),
+            st(lanes(a + 16, n=8), opcode="STL"), alu(dst=(4,))]
+    r = run(one_warp(prog), SECTORED)
+    assert (r["l1d_hits"], r["l1d_misses"]) == (1, 2)  # the first store hits; the load and the second miss
+    assert r["l1d_writebacks"] == 1
+    assert r["l2_write_accesses"] == 2 and r["l2_write_words_touched"] == 16
+
+
+def test_a_sectored_line_writes_back_only_its_dirty_sectors():
+    # A local line with one dirty sector is evicted by four others of its set: its writeback
+    # carries that sector (8 words, one sector), not the line; unsectored, the whole line goes.
+    a = 0x40000
+    prog = [ld(1, lanes(a, n=8), opcode="LDL"), alu(dst=(2,), src=(1,)),
+            st(lanes(a, n=8), opcode="STL"), alu(dst=(3,))]
+    for k in range(1, 5):
+        prog += [ld(10 + k, lanes(a + k * 4096, n=8), opcode="LDL"), alu(dst=(20 + k,), src=(10 + k,))]
+    for cfg, words, sectors in ((SECTORED, 8, 1), (BASE, 32, 4)):
+        r = run(one_warp(prog), cfg)
+        assert r["l1d_writebacks"] == 1 and r["l2_write_accesses"] == 1
+        assert (r["l2_write_words_touched"], r["l2_write_sectors"]) == (words, sectors)
+
+
 # ---- L2 refusals, by reason ------------------------------------------------------------------
 
 def test_l2_mshr_merge_fails_last_the_whole_fetch():

@@ -501,6 +501,15 @@ static inline uint8_t gcx_to_cache_sectors(uint8_t s32, const gcx_cache *c)
             out |= (uint8_t)(1u << i);
     return out;
 }
+/* The 4-byte words of a 32-byte sector mask. */
+static inline uint64_t gcx_words_of_sectors(uint8_t s32)
+{
+    uint64_t w = 0;
+    for (int i = 0; i < 8; i++)
+        if (s32 >> i & 1)
+            w |= 0xFFull << (8 * i);
+    return w;
+}
 static inline uint8_t gcx_to_32_sectors(uint8_t cs, const gcx_cache *c)
 {
     uint32_t per = c->cfg.sector_bytes / 32;

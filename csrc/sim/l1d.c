@@ -117,11 +117,13 @@ static void drop_line(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now, int w
     gcx_tcache_note_drop(tc, line, now);
     uint64_t la;
     int dirty;
+    /* A sectored line writes back only its modified sectors (as GPGPU-Sim's sector cache does). */
+    uint8_t dirty32 = gcx_to_32_sectors(tc->c.meta[line].dirty, &tc->c);
     if (gcx_cache_invalidate(&tc->c, line, &la, &dirty) && dirty && writeback_ok) {
         gcx_req *wb = gcx_req_new(g);
         wb->addr = la << tc->c.line_shift;
-        wb->words = ~0ull >> (64 - tc->c.cfg.line_bytes / 4);
-        wb->sectors = (uint8_t)((1u << (tc->c.cfg.line_bytes / 32)) - 1);
+        wb->sectors = dirty32;
+        wb->words = gcx_words_of_sectors(dirty32);
         wb->type = GCX_REQ_WRITEBACK;
         wb->space = GCX_SPACE_LOCAL;
         wb->sm = wb->home = sm->id;
@@ -338,10 +340,11 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     uint8_t need = gcx_to_cache_sectors(r->sectors, c);
     uint32_t line = way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
 
-    if (way >= 0 && c->meta[line].reserved) /* the line is being fetched */
-        return merge_miss(g, sm, r, tc->mshr_of[line], line, c->meta[line].valid, need, now);
+    /* Sectors already here are a hit even while the line is being fetched for others. */
     if (way >= 0 && c->meta[line].valid && (c->meta[line].valid & need) == need)
         return read_hit(g, sm, r, line, now);
+    if (way >= 0 && c->meta[line].reserved) /* the line is being fetched */
+        return merge_miss(g, sm, r, tc->mshr_of[line], line, c->meta[line].valid, need, now);
 
     /* Miss: a line (a new one, or this one for missing sectors or powered-off data), an MSHR
      * entry, and room in the miss queue. */
@@ -400,10 +403,11 @@ static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     gcx_tcache_before_lookup(tc, set, now);
     int way = gcx_cache_find(c, set, la);
     uint32_t line = way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
-    int present = way >= 0 && c->meta[line].valid && !c->meta[line].reserved;
     uint8_t need = gcx_to_cache_sectors(r->sectors, c);
+    uint8_t have = way >= 0 ? (uint8_t)(c->meta[line].valid & need) : 0; /* written sectors held here */
+    int hit = have && have == need;
 
-    if (present && r->space == GCX_SPACE_LOCAL && (c->meta[line].valid & need) == need) {
+    if (hit && r->space == GCX_SPACE_LOCAL) {
         /* Local memory is write-back: a hit stays in the L1D. */
         gcx_tech *pw = tc->power;
         if (pw->ops && pw->ops->line_access)
@@ -416,13 +420,26 @@ static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         store_done_here(g, sm, r, now);
         return GCX_FAIL_NONE;
     }
-    if (gcx_q_full(&l1->miss_q))
+    /* The store goes to the L2. A local line missing some of the written sectors is written back
+     * first (its dirty words must reach the L2 before the line leaves), which needs a second slot. */
+    int local_wb = have && r->space == GCX_SPACE_LOCAL && !c->meta[line].reserved && c->meta[line].dirty;
+    if (l1->miss_q.n + 1u + (uint32_t)local_wb > l1->miss_q.cap)
         return GCX_FAIL_MISS_QUEUE;
-    gcx_tcache_count_access(tc, 1, present != 0);
-    if (present) {
-        /* Global stores are write-evict: the line leaves the L1D and the write goes to L2. */
+    gcx_tcache_count_access(tc, 1, hit);
+    if (have) {
+        /* Write-evict: the copies of the written sectors leave the L1D. An unsectored line, or a
+         * sectored one left with no data, is dropped; a line being fetched keeps its reservation
+         * (GPGPU-Sim's sector cache invalidates the written sectors only). A local line is
+         * dropped whole, with its writeback. */
         tc->s.invalidations++;
-        drop_line(g, sm, line, now, 0);
+        if (r->space == GCX_SPACE_LOCAL && !c->meta[line].reserved)
+            drop_line(g, sm, line, now, 1);
+        else if (c->meta[line].reserved || c->meta[line].valid != have) {
+            if (c->meta[line].valid == have)
+                gcx_tcache_note_drop(tc, line, now); /* no data left until the fill: the stay ends */
+            c->meta[line].valid &= (uint8_t)~have;
+        } else
+            drop_line(g, sm, line, now, 0);
     }
     to_miss_queue(g, sm, r, now);
     return GCX_FAIL_NONE;
@@ -560,13 +577,13 @@ void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     gcx_tcache *tc = &l1->tc;
     gcx_cache *c = &tc->c;
     uint32_t ei = r->mshr;
-    gcx_mshr_entry *e = &l1->mshr.e[ei];
-    uint32_t line = e->line;
-    if (ei >= l1->mshr.cap || !e->used || e->addr != r->addr >> c->line_shift) {
+    if (ei >= l1->mshr.cap || !l1->mshr.e[ei].used || l1->mshr.e[ei].addr != r->addr >> c->line_shift) {
         g->fault = "an L1D fill arrived for an MSHR entry that is not waiting for it";
         gcx_req_free(g, r);
         return;
     }
+    gcx_mshr_entry *e = &l1->mshr.e[ei];
+    uint32_t line = e->line;
     uint8_t got = gcx_to_cache_sectors(r->sectors, c);
     e->received |= r->sectors;
     if (g->cfg.l1d_allocate == GCX_ALLOC_ON_FILL) {

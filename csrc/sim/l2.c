@@ -63,15 +63,6 @@ void gcx_l2_free(gcx_l2 *l2)
     memset(l2, 0, sizeof *l2);
 }
 
-static inline uint64_t words_of_sectors(uint8_t s32)
-{
-    uint64_t w = 0;
-    for (int i = 0; i < 8; i++)
-        if (s32 >> i & 1)
-            w |= 0xFFull << (8 * i);
-    return w;
-}
-
 static inline uint32_t set_of(const gcx_gpu *g, const gcx_cache *c, uint64_t addr)
 {
     uint64_t local_line = local_addr(g, addr) >> c->line_shift;
@@ -129,7 +120,7 @@ static void dram_write(gcx_gpu *g, uint32_t p, uint64_t addr, uint8_t sectors32,
     gcx_req *w = gcx_req_new(g);
     w->addr = addr;
     w->sectors = sectors32;
-    w->words = words_of_sectors(sectors32);
+    w->words = gcx_words_of_sectors(sectors32);
     w->type = GCX_REQ_WRITEBACK;
     w->flags = 0;
     w->home = p;
@@ -228,7 +219,7 @@ static void send_fetch(gcx_gpu *g, uint32_t p, uint64_t addr, uint32_t line, uin
         g->fault = "the L2 fetched no sector of a line (a request needed words outside its L2 line)";
     gcx_req *f = gcx_req_new(g);
     f->addr = addr;
-    f->words = words_of_sectors(fetch32);
+    f->words = gcx_words_of_sectors(fetch32);
     f->sectors = fetch32;
     f->type = GCX_REQ_READ;
     f->flags = line != GCX_NONE ? GCX_RF_L2_ALLOC : 0;
@@ -243,7 +234,7 @@ static void send_fetch(gcx_gpu *g, uint32_t p, uint64_t addr, uint32_t line, uin
 /* The words a read or an atomic needs from its line. */
 static inline uint64_t need_of(const gcx_req *r)
 {
-    return r->type == GCX_REQ_ATOMIC ? r->words : words_of_sectors(r->sectors);
+    return r->type == GCX_REQ_ATOMIC ? r->words : gcx_words_of_sectors(r->sectors);
 }
 
 /* Try to accept one request; 0 if the partition cannot take it this cycle. */
@@ -334,7 +325,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
     if (way >= 0 && c->meta[line].reserved) {
         uint32_t ei = tc->mshr_of[line];
         gcx_mshr_entry *e = &l2->mshr.e[ei];
-        uint64_t missing = need & ~(tc->word_valid[line] | words_of_sectors(e->requested));
+        uint64_t missing = need & ~(tc->word_valid[line] | gcx_words_of_sectors(e->requested));
         if (e->n_waiting >= l2->mshr.merge_cap)
             return refuse(l2, GCX_FAIL_MSHR_MERGE);
         if (missing) {
