@@ -255,6 +255,29 @@ def test_l2_decay_sends_a_later_read_to_dram():
     assert r["l2_resid_off"] > 0.99 * r["l2_line_cycles"]
 
 
+def test_l2_decay_restarts_the_interval_of_lines_a_host_copy_fills():
+    # Kernel 1 reads enough lines to fill the L2; a host copy before kernel 2 replaces them all
+    # (l2.prefill). Kernel 2 waits, then reads the copied lines. The decay interval is longer than
+    # that wait but shorter than the time since kernel 1's fills: a copied line starts its own
+    # interval at the copy, so none decays and every read hits, as when kernel 1 leaves the L2 empty.
+    l2_kb, mc = 96, 0x4000000
+    n = l2_kb * 1024 // 128
+    cfg = presets.get("loscache").replace(**{
+        "core.sms": 1, "core.max_ctas": 1, "core.schedulers": 1, "l1i.size_kb": 0, "l1d.cache_global": False,
+        "l2.size_kb": float(l2_kb), "l2.partitions": 6, "l2.ways": 16, "l2.prefill": True})
+    wait = [alu(dst=(60 + i % 2,)) for i in range(3000)]
+    k1 = [ld(2 + i % 50, lanes(0x100000 + 128 * i, n=1)) for i in range(n)] + wait
+    k2 = wait + [ld(2 + i % 50, lanes(mc + 128 * i, n=1)) for i in range(n)]
+    t1 = simulate(cfg, build([KernelSpec([[k1]])]))["cycles"]
+    w = simulate(cfg, build([KernelSpec([[wait]])]))["cycles"]
+    interval = w + t1 // 2
+    for first in (k1, wait):
+        trace = build([KernelSpec([[first]]), KernelSpec([[k2]])], memcpys=[(1, mc, n * 128)])
+        r = simulate(cfg.replace(**{"l2.power": "decay", "decay.interval": interval}), trace)
+        assert r["l2_decay_lines"] == 0
+        assert r["l2_hits"] >= n  # kernel 2's reads
+
+
 # ---- divided word line ----------------------------------------------------------------------------
 
 # Reads of line A with words {0,2,4,6}, then {15,16,17}; a local line L read whole, then 2 words

@@ -263,6 +263,19 @@ def test_loscache_invariants_on_kernel_models(name, scope):
     assert simulate(cfg, trace).metrics == r.metrics
 
 
+def test_ideal_gating_after_a_prefill_is_on_exactly_while_data_is_live():
+    # Kernel 1 stores 64 lines and ends; a host copy before kernel 2 fills the L2 (l2.prefill, as
+    # GPGPU-Sim's perf_sim_memcpy) and replaces them. The oracle must see the replaced lines'
+    # data leave: it stays on exactly while data is live, as without the copy.
+    cfg = ONE.replace(**{"l1d.cache_global": False, "l2.size_kb": 96.0, "l2.partitions": 6, "l2.ways": 16,
+                         "l2.prefill": True, "l2.power": "ideal_gating"})
+    k1 = [st(lanes(0x100000 + 128 * i), src=(1,)) for i in range(64)] + [alu(dst=(2 + i % 2,)) for i in range(200)]
+    k2 = [ld(2, lanes(0x900000))]
+    trace = build([KernelSpec([[k1]]), KernelSpec([[k2]])], memcpys=[(1, 0x400000, 2 * 96 * 1024)])
+    r = simulate(cfg, trace)
+    assert r["l2_resid_on"] == r["l2_live_cycles"]
+
+
 def test_no_prediction_means_baseline_behaviour():
     # A phase that ends at the first access leaves an empty table: nothing is gated, nothing bypassed,
     # and the timing is the baseline's to the cycle (only the power states differ).

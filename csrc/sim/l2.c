@@ -535,7 +535,13 @@ void gcx_l2_prefill(gcx_gpu *g, uint64_t addr, uint64_t bytes)
             continue;
         uint32_t line = set * c->cfg.ways + (uint32_t)v;
         if (c->tag[line] != GCX_TAG_NONE) {
+            /* As GPGPU-Sim's force_tag_access: the victim is replaced without a writeback, but the
+             * power technique learns that its data left. */
+            gcx_tech *pw = tc->power;
+            if ((c->meta[line].valid || tc->word_valid[line]) && pw->ops && pw->ops->line_evict)
+                pw->ops->line_evict(pw, tc, line, g->now);
             gcx_tcache_note_drop(tc, line, g->now);
+            tc->word_valid[line] = 0;
             gcx_cache_invalidate(c, line, NULL, NULL);
         }
         gcx_cache_install(c, line, la, 0, g->now);
