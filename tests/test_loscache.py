@@ -263,6 +263,19 @@ def test_loscache_invariants_on_kernel_models(name, scope):
     assert simulate(cfg, trace).metrics == r.metrics
 
 
+def test_loscache_on_a_sectored_l2_gates_a_line_once_its_last_sector_arrived():
+    # The ata preset's L2 has 32 B sectors: a line can wait for several fetches, and the requests
+    # whose sectors came first are answered before the line is complete. A count reached then gates
+    # the line only after the fill that completes it (a line being fetched cannot be powered off):
+    # every gating counted is a real power-off, and the line-cycles still add up.
+    trace = workloads.make("histogram", size="small")
+    r = simulate(presets.get("ata", **{"l2.power": "loscache"}), trace)
+    assert r["l2_gatings"] > 1000
+    assert r["l2_gatings"] == r["l2_invalidations"]
+    assert r["l2_live_cycles"] + r["l2_dead_nodata"] + r["l2_dead_unused"] == r["l2_line_cycles"]
+    assert r["l2_correct_predictions"] + r["l2_under_predictions"] + r["l2_over_predictions"] == r["l2_predictions"]
+
+
 def test_ideal_gating_after_a_prefill_is_on_exactly_while_data_is_live():
     # Kernel 1 stores 64 lines and ends; a host copy before kernel 2 fills the L2 (l2.prefill, as
     # GPGPU-Sim's perf_sim_memcpy) and replaces them. The oracle must see the replaced lines'

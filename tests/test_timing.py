@@ -786,3 +786,19 @@ def test_a_sector_miss_to_a_line_being_fetched_sends_its_own_fetch():
     one = run(build([KernelSpec([[[ld(1, lanes(0x500000, n=8))]]])]), cfg)
     # Waiting for the first fetch before sending the second would add a whole DRAM round trip.
     assert r["cycles"] < one["cycles"] + cfg["dram.latency"] // 2
+
+
+def test_a_store_into_an_l2_line_being_fetched_writes_its_data_array():
+    # A load misses in the L2 and its line is fetched; a store to the same line arrives before the
+    # data. Its words go into the line at once (the fill brings the others): a data-array write
+    # with its energy, and the line's second access, exactly as when the store comes after the fill.
+    a = 0x100000
+    cfg = BASE.replace(**{"l1d.cache_global": False})
+    early = [ld(2, lanes(a, n=16)), st(lanes(a + 64, n=16), src=(3,))]
+    late = [ld(2, lanes(a, n=16)), alu(dst=(4,), src=(2,)), st(lanes(a + 64, n=16), src=(3,))]
+    runs = [run(one_warp(p), cfg) for p in (early, late)]
+    assert runs[0]["l2_pending_hits"] == 1 and runs[1]["l2_pending_hits"] == 0
+    for r in runs:
+        assert r["l2_write_accesses"] == r["l2_data_writes"] == 1
+        assert r["l2_data_write_energy_j"] > 0
+        assert r["l2_A2_3"] == 1  # one line accessed twice in its lifetime

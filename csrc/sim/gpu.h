@@ -614,8 +614,9 @@ uint32_t gcx_l2_partition_of(const gcx_gpu *g, uint64_t addr);
 void gcx_l2_prefill(gcx_gpu *g, uint64_t addr, uint64_t bytes);
 /* The line of partition p whose tag is addr's (data present, pending or powered off), or GCX_NONE. */
 uint32_t gcx_l2_find_line(const gcx_gpu *g, uint32_t p, uint64_t addr);
-/* Power a line off; dirty data is written back to DRAM first. keep_tag: the tag stays (LoSCache). */
-void gcx_l2_power_off(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t now, int keep_tag);
+/* Power a line off; dirty data is written back to DRAM first. keep_tag: the tag stays (LoSCache).
+ * 0 when the line cannot be gated now (no tag, or being fetched). */
+int gcx_l2_power_off(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t now, int keep_tag);
 
 /* dram.c */
 int gcx_dram_init(gcx_gpu *g, uint32_t ch, gcx_error *err);

@@ -159,12 +159,12 @@ uint32_t gcx_l2_find_line(const gcx_gpu *g, uint32_t p, uint64_t addr)
     return way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
 }
 
-void gcx_l2_power_off(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t now, int keep_tag)
+int gcx_l2_power_off(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t now, int keep_tag)
 {
     uint32_t p = tc->id;
     gcx_cache *c = &tc->c;
     if (c->tag[line] == GCX_TAG_NONE || c->meta[line].reserved)
-        return;
+        return 0;
     uint64_t tag = c->tag[line];
     drop(g, p, line, now);
     gcx_cache_invalidate(c, line, NULL, NULL);
@@ -172,6 +172,7 @@ void gcx_l2_power_off(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t now, i
     if (keep_tag)
         c->tag[line] = tag; /* tag kept, data gone: a later match is an "off hit" */
     gcx_tcache_set_state(tc, line, GCX_LINE_OFF, now);
+    return 1;
 }
 
 /* Take a line for `r` in set `set`: -1 when every way is reserved. */
@@ -262,9 +263,16 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
     if (is_write) {
         /* Write-back, write-allocate, no fetch: record the words written. */
         if (way >= 0 && c->meta[line].reserved) {
+            /* The line is being fetched: the words go into it now (the fill brings only the others).
+             * A power technique cannot gate it before the fill (gcx_l2_power_off refuses). */
+            if (pw->ops && pw->ops->line_access)
+                pw->ops->line_access(pw, tc, line, r, now);
+            gcx_tcache_note_access(tc, line, r, now, 1);
             tc->word_valid[line] |= r->words;
             c->meta[line].dirty = 1;
             gcx_tcache_count_access(tc, 1, 0);
+            if (pw->ops && pw->ops->line_after_access)
+                pw->ops->line_after_access(pw, tc, line, r, now);
             tc->s.pending_hits++;
             retire(g, l2, r, now + lat);
             return 1;
@@ -406,7 +414,6 @@ static void l2_fill(gcx_gpu *g, uint32_t p, gcx_req *f, uint64_t now)
     gcx_tech *pw = tc->power;
     uint32_t ei = f->load, line = f->line;
     gcx_mshr_entry *e = &l2->mshr.e[ei];
-    int first = e->received == 0;
     e->received |= f->sectors;
     /* An entry can wait for more than one fetch (sectors asked for after the first): it stays, with its
      * line reserved, until the last arrives. */
@@ -420,8 +427,6 @@ static void l2_fill(gcx_gpu *g, uint32_t p, gcx_req *f, uint64_t now)
             tc->mshr_of[line] = GCX_NONE;
         }
         gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
-        if (first && pw->ops && pw->ops->line_fill)
-            pw->ops->line_fill(pw, tc, line, e->waiting, now);
     }
     gcx_req *w = e->waiting;
     if (complete) {
@@ -444,6 +449,10 @@ static void l2_fill(gcx_gpu *g, uint32_t p, gcx_req *f, uint64_t now)
         *ready_tail = NULL;
         w = ready;
     }
+    /* Every fill of the line (a sectored line may take several) tells the power technique, with the
+     * requests it answers now. */
+    if (line != GCX_NONE && pw->ops && pw->ops->line_fill)
+        pw->ops->line_fill(pw, tc, line, w, now);
     gcx_req_free(g, f);
     while (w) {
         gcx_req *next = w->next;

@@ -527,10 +527,25 @@ static void los_l2_request(gcx_tech *t, gcx_tcache *c, uint32_t sm, uint64_t now
     }
 }
 
+/* New data arrives in the line (its first fill, or a store into it while it is fetched): the counter
+ * restarts; a refill after an early gating continues the stay, anything else begins a new one. */
+static void start_stay(los_state *s, const gcx_tcache *c, los_line *L)
+{
+    if (L->flags & LF_CHAIN) {
+        L->cnt = 0;
+        L->flags = LF_DATA;
+    } else if (!(L->flags & LF_DATA)) {
+        end_stay(s, c, L);
+        L->flags = LF_DATA;
+    }
+}
+
 static uint32_t los_line_access(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now)
 {
     los_state *s = t->state;
     los_line *L = line_of(s, c, line);
+    if (c->c.meta[line].reserved)
+        start_stay(s, c, L); /* a store into a line being fetched counts from the reset on */
     if (L->cnt < LOS_COUNT_MAX)
         L->cnt++;
     if (L->acc < UINT16_MAX)
@@ -543,44 +558,48 @@ static uint32_t los_line_access(gcx_tech *t, gcx_tcache *c, uint32_t line, const
     return 0; /* a line is powered on while its data is fetched: no wake-up latency */
 }
 
-static void los_line_after_access(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now)
+/* Power the line off with its tag kept, if it can be now: a line whose sectors are still being
+ * fetched (a sectored L2) keeps LF_GATE and is gated by the fill that completes it. */
+static void gate(gcx_tech *t, gcx_tcache *c, uint32_t line, los_line *L, uint64_t now)
 {
     los_state *s = t->state;
-    los_line *L = line_of(s, c, line);
-    if (r->tech[0] > 0 && L->cnt >= (uint32_t)r->tech[0])
-        L->flags |= LF_GATE;
-    /* The requests merged into a fill are all served by it: gate after the last of them. */
-    if (L->pending && --L->pending)
-        return;
-    if (!(L->flags & LF_GATE))
-        return;
-    L->block = c->c.tag[line];
+    uint64_t block = c->c.tag[line];
     s->gating = 1;
-    gcx_l2_power_off(t->gpu, c, line, now, 1);
+    int gated = gcx_l2_power_off(t->gpu, c, line, now, 1);
     s->gating = 0;
+    if (!gated)
+        return;
+    L->block = block;
     L->cnt = 0; /* reset with the data; the stay's count and prediction wait for a kept-tag match */
     L->flags = LF_GATED;
     L->pending = 0;
     s->n.gatings++;
 }
 
+static void los_line_after_access(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now)
+{
+    los_line *L = line_of(t->state, c, line);
+    if (r->tech[0] > 0 && L->cnt >= (uint32_t)r->tech[0])
+        L->flags |= LF_GATE;
+    /* The requests merged into a fill are all served by it: gate after the last of them. */
+    if (L->pending && --L->pending)
+        return;
+    if (L->flags & LF_GATE)
+        gate(t, c, line, L, now);
+}
+
+/* A fill of the line (a sectored line may take several), answering requests `r` (a list). */
 static void los_line_fill(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now)
 {
     los_state *s = t->state;
     los_line *L = line_of(s, c, line);
-    if (L->flags & LF_CHAIN) {
-        /* The refill of an early gating: the counter restarts, the stay goes on. */
-        L->cnt = 0;
-        L->flags = LF_DATA;
-    } else if (!(L->flags & LF_DATA)) {
-        /* New data (a partial fill of a present line continues its stay). */
-        end_stay(s, c, L);
-        L->flags = LF_DATA;
-    }
+    start_stay(s, c, L); /* a later fill of a present line continues its stay */
     uint32_t n = 0;
     for (const gcx_req *w = r; w; w = w->next)
         n++;
     L->pending = n;
+    if (n == 0 && (L->flags & LF_GATE))
+        gate(t, c, line, L, now); /* the completing fill answers nobody: the count was reached before */
 }
 
 static void los_line_evict(gcx_tech *t, gcx_tcache *c, uint32_t line, uint64_t now)
