@@ -132,7 +132,8 @@ static void drop_line(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now, int w
         wb->lanes = 32;
         wb->tech[0] = wb->tech[1] = -1;
         tc->s.writebacks++;
-        /* The caller made room, or it is a flush, which may overfill the queue briefly. */
+        /* The caller made room. A flush, and a fill that evicts a dirty local line with allocate on
+         * fill (the victim is chosen only then), may overfill the queue briefly. */
         gcx_q_push(&sm->l1.miss_q, wb, now + 1);
     }
 }
