@@ -231,14 +231,18 @@ _PATH_DIGESTS: dict[tuple, str] = {}
 
 
 def path_digest(path: Path) -> str:
-    """A SHA-256 of a trace file's bytes, or of every file (name and bytes) in a trace folder."""
+    """A SHA-256 of a trace file's bytes, of a kernelslist.g's and those of the kernel files it lists
+    (re-tracing a kernel keeps the list as it is), or of every file (name and bytes) in a trace folder."""
+    from gpucachex.traceio import trace_files
+
     path = path.resolve()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    files = trace_files(path) if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
     stamp = (str(path), tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files))
     if stamp not in _PATH_DIGESTS:
         h = hashlib.sha256(b"gpucachex-file-1\0")
+        base = path if path.is_dir() else path.parent
         for p in files:
-            h.update((p.relative_to(path).as_posix() if p != path else "").encode() + b"\0")
+            h.update((Path(os.path.relpath(p, base)).as_posix() if p != path else "").encode() + b"\0")
             with open(p, "rb") as f:
                 for block in iter(lambda: f.read(1 << 20), b""):
                     h.update(block)

@@ -38,26 +38,44 @@ def load_trace(path: str | os.PathLike, *, allow_missing_ctas: bool = False) -> 
     Malformed text raises ValueError naming the file and line. A kernel file holding fewer thread
     blocks than its grid is an error (a truncated file) unless `allow_missing_ctas` is set (the
     tracer leaves out CTAs that executed no traced instruction)."""
-    p = Path(path)
-    if p.is_dir():
-        listing = p / "kernelslist.g"
-        if not listing.is_file():
-            raise FileNotFoundError(f"{p}: directory has no kernelslist.g")
-        p = listing
-    elif not p.is_file():
-        raise FileNotFoundError(f"{p}: no such trace file")
-    with open(p, "rb") as f:
-        head = f.read(4096)
-    if head.startswith(_ZIP_MAGIC):
+    p, kind = _trace_file(Path(path))
+    if kind == "native":
         return _load_native(p)
-    if head.startswith(_XZ_MAGIC) or p.name.endswith((".traceg", ".traceg.xz")):
-        return _load_text([p], [], name=p.name.split(".")[0], source=str(p), allow_missing_ctas=allow_missing_ctas)
-    first = next((ln.strip() for ln in head.decode("utf-8", "replace").splitlines() if ln.strip()), "")
-    if p.suffix == ".g" or first.startswith(("Memcpy", "kernel")):
+    if kind == "listing":
         files, memcpys = _read_kernelslist(p)
         return _load_text(files, memcpys, name=p.resolve().parent.name, source=str(p),
                           allow_missing_ctas=allow_missing_ctas)
     return _load_text([p], [], name=p.name.split(".")[0], source=str(p), allow_missing_ctas=allow_missing_ctas)
+
+
+def trace_files(path: str | os.PathLike) -> list[Path]:
+    """Every file `load_trace(path)` reads: the file itself, or a kernelslist.g (named, or in the named
+    folder) and the kernel trace files it lists. A loaded trace changes when any of them does."""
+    p, kind = _trace_file(Path(path))
+    if kind == "listing":
+        return [p] + _read_kernelslist(p)[0]
+    return [p]
+
+
+def _trace_file(p: Path) -> tuple[Path, str]:
+    """(the file to read, its kind: "native", "kernel" or "listing") of a trace path."""
+    if p.is_dir():
+        listing = p / "kernelslist.g"
+        if not listing.is_file():
+            raise FileNotFoundError(f"{p}: directory has no kernelslist.g")
+        return listing, "listing"
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: no such trace file")
+    with open(p, "rb") as f:
+        head = f.read(4096)
+    if head.startswith(_ZIP_MAGIC):
+        return p, "native"
+    if head.startswith(_XZ_MAGIC) or p.name.endswith((".traceg", ".traceg.xz")):
+        return p, "kernel"
+    first = next((ln.strip() for ln in head.decode("utf-8", "replace").splitlines() if ln.strip()), "")
+    if p.suffix == ".g" or first.startswith(("Memcpy", "kernel")):
+        return p, "listing"
+    return p, "kernel"
 
 
 # ---- Accel-Sim text ---------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpucachex import presets, workloads
+from gpucachex import presets, simulate, workloads
 from gpucachex.store import ResultsStore, StoreError
 from gpucachex.sweep import SweepError, expand_grid, normalize, points, run_key, sweep, trace_digest
 
@@ -175,6 +175,42 @@ def test_trace_digest_follows_content_not_identity(tmp_path):
     (tmp_path / "two.npz").write_bytes((tmp_path / "one.npz").read_bytes())
     one, two = (points(BASE, None, [tmp_path / n])[0] for n in ("one.npz", "two.npz"))
     assert one.key() == two.key() and one.workload_name != two.workload_name
+
+
+KERNEL = ("-kernel name = _Z1kPf\n-kernel id = 1\n-grid dim = (1,1,1)\n-block dim = (32,1,1)\n-shmem = 0\n"
+          "-nregs = 16\n-binary version = 80\n-cuda stream id = 0\n-accelsim tracer version = 4\n"
+          "-enable lineinfo = 0\n\n#traces format = ...\n\n#BEGIN_TB\n\nthread block = 0,0,0\n\nwarp = 0\n"
+          "insts = {n}\n{body}0100 ffffffff 0 EXIT 0 0\n\n#END_TB\n")
+
+
+def kernel_text(loads: int) -> str:
+    """An Accel-Sim kernel trace of one warp doing `loads` dependent one-lane loads."""
+    body = "".join(f"{16 * (i + 1):04x} 00000001 1 R2 LDG.E 1 R2 4 1 0x{0x1000 * (i + 1):x} 0\n" for i in range(loads))
+    return KERNEL.format(n=loads + 1, body=body)
+
+
+def test_a_kernelslist_is_keyed_by_the_kernel_files_it_lists(tmp_path):
+    folder = tmp_path / "trace"
+    folder.mkdir()
+    (folder / "kernel-1.traceg").write_text(kernel_text(1))
+    (folder / "kernelslist.g").write_text("kernel-1.traceg\n")
+    wl = [folder, folder / "kernelslist.g", folder / "kernel-1.traceg"]
+    store = tmp_path / "s.sqlite"
+    first = sweep(BASE, None, wl, store=store, jobs=1)
+    assert first.attrs["sweep"] == dict(runs=3, stored=0, simulated=3, failed=0)
+    assert len(set(first["cycles"])) == 1   # the same kernel however it is named
+    # unchanged traces are read from the store (resume)
+    assert sweep(BASE, None, wl, store=store, jobs=1).attrs["sweep"] == dict(runs=3, stored=3, simulated=0, failed=0)
+    # re-tracing the kernel leaves the list as it was: each path is a new workload all the same
+    (folder / "kernel-1.traceg").write_text(kernel_text(6))
+    second = sweep(BASE, None, wl, store=store, jobs=1)
+    assert second.attrs["sweep"] == dict(runs=3, stored=0, simulated=3, failed=0)
+    assert set(second["cycles"]) == {simulate(BASE, folder / "kernelslist.g").metrics["cycles"]}
+    assert second["cycles"][0] > first["cycles"][0]
+    # a listing naming a kernel file that is gone fails before any run, naming it
+    (folder / "kernelslist.g").write_text("kernel-1.traceg\nkernel-2.traceg\n")
+    with pytest.raises(FileNotFoundError, match="kernel-2.traceg"):
+        points(BASE, None, [folder / "kernelslist.g"])
 
 
 def test_identical_seeds_give_identical_rows():
