@@ -343,6 +343,7 @@ def _sweep_options(args) -> dict:
 
 def cmd_sweep(args) -> int:
     from gpucachex.experiments import Context, load_spec
+    from gpucachex.store import StoreError
 
     try:
         spec = load_spec(args.spec, quick=args.quick)
@@ -353,7 +354,7 @@ def cmd_sweep(args) -> int:
     ctx = Context(out_dir=Path(args.out), quick=args.quick, jobs=args.jobs, sweep_options=options)
     try:
         frame = ctx.sweep(spec["path"])
-    except (KeyError, ValueError, TypeError, FileNotFoundError) as exc:
+    except (KeyError, ValueError, TypeError, FileNotFoundError, StoreError) as exc:
         raise CliError(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)) from None
     finally:
         if "store" in options:

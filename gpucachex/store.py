@@ -12,6 +12,7 @@ are never taken for results; running the sweep again retries them.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -85,7 +86,17 @@ def _dumps(obj: Any) -> str:
 
 
 class StoreError(Exception):
-    """The store file cannot be used (another format, not a gpucachex store, unreadable)."""
+    """The store file cannot be used (another format, not a gpucachex store, unreadable, read-only), or
+    reading or writing it failed."""
+
+
+def _why(exc: sqlite3.Error) -> str:
+    # SQLite says "attempt to write a readonly database" for a file it opened read-only: permissions,
+    # a read-only mount, or a read-only URI.
+    if "readonly database" in str(exc):
+        return (f"the file is read-only ({exc}); sweeps commit every finished run to their store: give a "
+                f"store file this process may write")
+    return str(exc)
 
 
 class ResultsStore:
@@ -105,6 +116,7 @@ class ResultsStore:
         except OSError as exc:
             raise StoreError(f"{self.path}: cannot create its folder {self.path.parent} ({exc.strerror})") from None
         self._lock = threading.RLock()
+        self._db = None
         try:
             # Autocommit mode: transactions are opened explicitly (BEGIN IMMEDIATE) around each write.
             self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
@@ -125,7 +137,12 @@ class ResultsStore:
                 elif row[0] != str(STORE_FORMAT):
                     raise StoreError(f"{self.path}: results store format {row[0]}, this gpucachex reads format "
                                      f"{STORE_FORMAT}; use a new store file")
+            self._refuse_read_only()
         except sqlite3.DatabaseError as exc:
+            if self._db is not None:
+                self._db.close()
+            if "readonly database" in str(exc):
+                raise StoreError(f"{self.path}: {_why(exc)}") from None
             raise StoreError(f"{self.path}: not a usable results store ({exc})") from None
 
     # ---- plumbing -------------------------------------------------------------------------------
@@ -148,6 +165,18 @@ class ResultsStore:
             self._db.close()
             raise StoreError(f"{self.path}: an SQLite database of another program (tables {shown}), not a "
                              f"gpucachex results store; give a new file name")
+
+    def _refuse_read_only(self) -> None:
+        """Refuse a store this process cannot write. SQLite opens a read-only file, reads it, and even
+        runs the schema transaction above (which changes nothing in an existing store); only the
+        first real write fails, and in a sweep that comes after a run was simulated, losing it. So
+        write a row now and roll it back."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('write_check', '')")
+            finally:
+                self._db.execute("ROLLBACK")
 
     def _enable_wal(self, timeout: float) -> str:
         """Switch the file to WAL mode, the journal mode it answers. The switch needs the file to
@@ -183,8 +212,16 @@ class ResultsStore:
     def _transaction(self):
         return ResultsStore._Tx(self)
 
+    @contextlib.contextmanager
+    def _errors(self, doing: str):
+        """SQLite's errors name neither the file nor what was being done with it: say both."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: {doing} failed: {_why(exc)}") from exc
+
     def _query(self, sql: str, args: Iterable[Any] = ()) -> list[tuple]:
-        with self._lock:
+        with self._errors("reading the store"), self._lock:
             return self._db.execute(sql, tuple(args)).fetchall()
 
     def close(self) -> None:
@@ -282,7 +319,7 @@ class ResultsStore:
         params). Returns False when the store already held it (another sweep finished it first)."""
         values = [info[k] if k != "params" else _dumps(info[k]) for k in _RUN_INFO]
         clean = {k: clean_value(v) for k, v in metrics.items()}
-        with self._transaction():
+        with self._errors(f"storing run {info['run_key']}"), self._transaction():
             self._db.execute("INSERT OR IGNORE INTO configs VALUES (?, ?, ?)",
                              (info["config_key"], config.name, _dumps(config.to_dict())))
             cur = self._db.execute("INSERT OR IGNORE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -294,7 +331,7 @@ class ResultsStore:
     def put_failure(self, info: Mapping[str, Any], error: str, traceback: str = "") -> None:
         """Record that a run failed (replacing an earlier failure of the same run)."""
         values = [info[k] if k != "params" else _dumps(info[k]) for k in _RUN_INFO]
-        with self._transaction():
+        with self._errors(f"recording the failure of run {info['run_key']}"), self._transaction():
             if self._db.execute("SELECT 1 FROM runs WHERE run_key = ?", (info["run_key"],)).fetchone():
                 return  # another sweep stored a result for it: a result wins over a failure
             self._db.execute("INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -134,6 +134,22 @@ def test_cli_sweep_writes_csv_and_parquet_and_resumes(registry, tmp_path, capsys
     assert "4 runs: 4 from the store" in capsys.readouterr().out.splitlines()[-1]
 
 
+def test_cli_sweep_reports_store_errors_without_a_traceback(registry, tmp_path, capsys, monkeypatch):
+    from gpucachex.store import StoreError
+
+    spec, store = registry / "tiny_ways.toml", tmp_path / "s.sqlite"
+
+    def fail(self, info, *args):
+        raise StoreError(f"{self.path}: storing run {info['run_key']} failed: disk I/O error")
+
+    monkeypatch.setattr(ResultsStore, "put", fail)
+    assert cli.main(["sweep", str(spec), "--quick", "--out", str(tmp_path / "o"), "--store", str(store),
+                     "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"gpucachex sweep: error: {store}: storing run" in err and "disk I/O error" in err
+    assert "Traceback" not in err
+
+
 @pytest.mark.parametrize("edits, message", [
     ([('workloads = ["vectoradd", "sgemm"]', 'workloads = "vectoradd"')],
      "'workloads' must be a list of workload names or trace paths (strings), got 'vectoradd'"),

@@ -2,6 +2,7 @@
 writers, failures, export), and the executors (threads, processes, Dask) giving identical rows."""
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -276,6 +277,45 @@ def test_store_errors_are_clear(tmp_path):
         db.execute("UPDATE meta SET value = '99' WHERE key = 'format'")
     with pytest.raises(StoreError, match="format 99"):
         ResultsStore(other)
+
+
+def open_read_only(monkeypatch) -> None:
+    """Make SQLite open every file read-only, as it opens a file this process may not write (chmod 0444
+    does not stop root, who runs the tests on some machines; a read-only URI stops everyone)."""
+    connect = sqlite3.connect
+
+    def read_only(path, *args, **kwargs):
+        return connect(f"file:{Path(path).resolve()}?mode=ro", *args, uri=True, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", read_only)
+
+
+def test_a_read_only_store_is_refused_when_opened(tmp_path, monkeypatch):
+    """Not at the first commit, after a run was simulated (and lost), as an error naming no file."""
+    path = tmp_path / "s.sqlite"
+    sweep(BASE, {"l1d.ways": [2]}, ["vectoradd:tiny"], store=path, jobs=1)
+    before = path.read_bytes()
+    open_read_only(monkeypatch)
+    with pytest.raises(StoreError, match=f"{re.escape(str(path))}: the file is read-only"):
+        ResultsStore(path)
+    with pytest.raises(StoreError, match=f"{re.escape(str(path))}: the file is read-only"):
+        sweep(BASE, {"l1d.ways": [2, 4]}, ["vectoradd:tiny"], store=path, jobs=1)
+    assert path.read_bytes() == before
+
+
+def test_a_failed_commit_is_a_store_error_naming_the_file_and_run(tmp_path):
+    path = tmp_path / "s.sqlite"
+    with ResultsStore(path, timeout=0.2) as store:
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")   # another writer that does not finish: the store waits 0.2 s
+        try:
+            with pytest.raises(StoreError, match=rf"{re.escape(str(path))}: storing run [0-9a-f]+ failed: "
+                                                 rf"database is locked"):
+                sweep(BASE, {"l1d.ways": [2]}, ["vectoradd:tiny"], store=store, jobs=1)
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()
+        assert len(store) == 0
 
 
 def test_another_programs_database_is_refused_and_left_unchanged(tmp_path):
