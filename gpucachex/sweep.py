@@ -14,10 +14,14 @@ Grids (`expand_grid`):
   "grid": {"l2.loscache.prediction_period": [50, 100]}}]}``: a conditional grid: points that match
   ``if`` (a value, or a list of accepted values, per swept key) are multiplied by ``grid``; the others
   are kept once (3 points here).
-- ``[{...}, {...}]``: a list of sub-grids, each expanded as above, concatenated (duplicates dropped);
-  in a sub-grid a single value means that value (so a list of ``{key: value}`` points works too).
+- ``[{...}, {...}]``: a list of sub-grids, each expanded as above, concatenated; in a sub-grid a single
+  value means that value (so a list of ``{key: value}`` points works too).
 - ``"label"`` is not a configuration key but a column: name points (``{"zip": {"label": ["base",
   "big"], "l1d.size_kb": [16, 64]}}``) and normalize against a named baseline (``baseline="base"``).
+
+Points that give the same configuration (sub-grids sharing a point, ``[4, 4.0]``, ``[True, 1]``) are one
+run and one row, at the first one's place; the row keeps a label either gave. Two labels for one
+configuration are an error: one of them would name no row.
 
 Each row holds every swept key (rows from sub-grids that do not sweep a key get the configuration's
 value), `workload`, `seed`, `config_key`, `run_key`, `preset`, every metric and energy term of
@@ -358,6 +362,7 @@ def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = 
     grid_points = expand_grid(grid)
     columns: list[str] = []       # swept columns in order of first appearance
     configured = []
+    first_of: dict[str, dict[str, Any]] = {}   # configuration key -> the first point that gave it
     for params in grid_points:
         resolved: dict[str, Any] = {}
         for k, v in params.items():
@@ -367,8 +372,18 @@ def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = 
             resolved[full] = v
         overrides = {k: v for k, v in resolved.items() if k != LABEL}
         cfg = base.replace(**overrides) if overrides else base
-        configured.append((resolved, cfg))
         columns += [k for k in resolved if k not in columns]
+        first = first_of.get(cfg.key())
+        if first is not None:  # one run: a second row would be counted twice by every mean and plot
+            label, kept = resolved.get(LABEL), first.get(LABEL)
+            if label is not None and kept is not None and label != kept:
+                raise ValueError(f"grid points labelled {kept!r} and {label!r} give the same configuration "
+                                 f"({first} and {resolved}); one label would name no row")
+            if kept is None and label is not None:
+                first[LABEL] = label
+            continue
+        first_of[cfg.key()] = resolved
+        configured.append((resolved, cfg))
     out = []
     for resolved, cfg in configured:
         # Config values (canonical types) for every swept key, so rows of sub-grids line up.

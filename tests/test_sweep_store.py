@@ -58,6 +58,21 @@ def test_zip_conditional_and_list_grids():
         {"a": 1}, {"a": 2}, {"a": 3, "label": "three"}]
 
 
+def test_points_of_one_configuration_are_one_run_and_one_row():
+    """Sub-grids sharing a point (gtx480 has 4 L1D and 8 L2 ways), and values equal once configured."""
+    df = sweep(BASE, [{"l1d.ways": [4, 8]}, {"l2.ways": [8, 16]}], ["vectoradd:tiny"], jobs=1)
+    assert df[["l1d.ways", "l2.ways"]].values.tolist() == [[4, 8], [8, 8], [4, 16]]
+    assert len(df) == df.attrs["sweep"]["runs"] == 3 and df["run_key"].is_unique
+    for grid in ({"l1d.ways": [4, 4.0]}, {"l1d.dwl": [True, 1]}, {"zip": {"l1d.ways": [2, 2], "l2.ways": [8, 8.0]}}):
+        assert len(points(BASE, grid, ["vectoradd:tiny"], seeds=[0, 1])) == 2, grid
+    # the row keeps a label either point gave; two labels for one configuration are refused
+    for grid in ([{"label": "base"}, {"l1d.ways": [4, 8]}], [{"l1d.ways": [4, 8]}, {"label": "base"}]):
+        pts = points(BASE, grid, ["vectoradd:tiny"])
+        assert [(dict(p.params)["label"], p.config["l1d.ways"]) for p in pts] == [("base", 4), (None, 8)], grid
+    with pytest.raises(ValueError, match="grid points labelled 'base' and 'four' give the same configuration"):
+        points(BASE, [{"label": "base"}, {"label": "four", "l1d.ways": 4}], ["vectoradd:tiny"])
+
+
 @pytest.mark.parametrize("grid, error, match", [
     ({"a": "abc"}, TypeError, r"grid\['a'\] must be a list of values"),
     ({"a": []}, ValueError, "has no values"),
