@@ -248,18 +248,25 @@ def pareto(frame, x: str = "cache_energy_j", y: str = "ipc", *, by: str | Sequen
 
 
 def save(fig, path_without_suffix, formats=("png", "pdf")) -> list[str]:
-    """Write a figure in each format; returns the paths."""
+    """Write a figure in each format (a name such as "png", or several) to the path with ".<format>"
+    appended; returns the paths. Names keep their dots ("ipc_vs_l1d.ways" gives ipc_vs_l1d.ways.png);
+    only a suffix that is a figure format is replaced ("fig.png" gives fig.png and fig.pdf)."""
     from pathlib import Path
 
     supported = fig.canvas.get_supported_filetypes()
+    formats = [formats] if isinstance(formats, str) else list(formats)  # "png", not "p", "n", "g"
     bad = [f for f in formats if f not in supported]
     if bad:   # before writing any: no figure saved in some formats only
         raise ValueError(f"unsupported figure formats {bad} (supported: {', '.join(sorted(supported))})")
     base = Path(path_without_suffix)
+    if base.suffix[1:].lower() in supported:
+        base = base.with_suffix("")
     base.parent.mkdir(parents=True, exist_ok=True)
     out = []
     for fmt in formats:
-        p = base.with_suffix("." + fmt)
+        # Not with_suffix: it would cut a name at its last dot, and dotted configuration keys make
+        # figure names ("ipc_vs_l1d.ways", "ipc_vs_l2.ways" would both become ipc_vs_l1d.png, ...).
+        p = base.with_name(f"{base.name}.{fmt}")
         fig.savefig(p, dpi=150, bbox_inches="tight")
         out.append(str(p))
     plt.close(fig)

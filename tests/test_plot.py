@@ -77,6 +77,21 @@ def test_save_writes_png_and_pdf(tmp_path):
     assert all((tmp_path / "sub" / f"fig.{s}").stat().st_size > 0 for s in ("png", "pdf"))
 
 
+def test_save_keeps_dotted_names_and_takes_one_format_as_a_string(tmp_path):
+    """Figure names hold dotted configuration keys: two figures must not overwrite one another."""
+    frame = pd.DataFrame({"x": [1, 2], "y": [3, 4], "workload": ["a", "a"]})
+    paths = [plot.save(plot.lines(frame, "x", "y"), tmp_path / f"ipc_vs_{key}") for key in ("l1d.ways", "l2.ways")]
+    assert paths == [[str(tmp_path / f"ipc_vs_{key}.{fmt}") for fmt in ("png", "pdf")] for key in ("l1d.ways", "l2.ways")]
+    assert plot.save(plot.lines(frame, "x", "y"), tmp_path / "hit_rate.v2", formats="svg") == \
+        [str(tmp_path / "hit_rate.v2.svg")]
+    # a suffix that is a figure format is replaced, not doubled
+    assert plot.save(plot.lines(frame, "x", "y"), tmp_path / "fig.png") == [str(tmp_path / "fig.png"),
+                                                                            str(tmp_path / "fig.pdf")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "fig.pdf", "fig.png", "hit_rate.v2.svg", "ipc_vs_l1d.ways.pdf", "ipc_vs_l1d.ways.png", "ipc_vs_l2.ways.pdf",
+        "ipc_vs_l2.ways.png"]
+
+
 @pytest.mark.parametrize("draw, message", [
     (lambda f: plot.normalized_bars(f, "ipc", by="cfg"), "no column 'cfg' in the frame (columns: workload, ways, ipc)"),
     (lambda f: plot.normalized_bars(f, "ipc", hue="wayz"), "no column 'wayz'"),
