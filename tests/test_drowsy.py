@@ -6,6 +6,7 @@ import pytest
 
 from gpucachex import Config, _core, energy, presets, sim, simulate, workloads
 from gpucachex.config import schema
+from gpucachex.experiments import load_spec
 from tracebuild import KernelSpec, alu, build, ld, lanes, st
 
 # One SM, a perfect instruction cache, one L2 slice with a simple DRAM: a 16 KB 4-way L1D (128 lines)
@@ -139,7 +140,7 @@ def test_wakeup_latency_is_visible_in_cycles_unless_hidden():
     base = simulate(BASE, one_warp(P1))
     cycles = {w: simulate(drowsy(**{"drowsy.wakeup_cycles": w}), one_warp(P1))["cycles"] for w in (0, 1, 2)}
     assert cycles == {0: base["cycles"], 1: base["cycles"] + 2, 2: base["cycles"] + 4}
-    hidden = simulate(drowsy(**{"drowsy.wakeup_cycles": 2, "drowsy.hide_wakeup": 1}), one_warp(P1))
+    hidden = simulate(drowsy(**{"drowsy.wakeup_cycles": 2, "drowsy.hide_wakeup": True}), one_warp(P1))
     assert hidden["cycles"] == base["cycles"]
     # hiding the latency keeps the wake-ups and the ON time (the line is raised ahead of the access)
     shown = simulate(drowsy(**{"drowsy.wakeup_cycles": 2}), one_warp(P1))
@@ -386,6 +387,19 @@ def test_one_key_serves_both_caches():
     assert long["l2_resid_on"] == short["l2_resid_on"] + 50
 
 
+def test_hide_wakeup_is_a_flag():
+    """True and false as for every other flag (TOML specs, --set); 1 and 0 mean the same."""
+    assert schema()["drowsy.hide_wakeup"].type == "bool" and schema()["drowsy.hide_wakeup"].default is False
+    on = BASE.replace(**{"drowsy.hide_wakeup": True})
+    assert on["drowsy.hide_wakeup"] is True and on.key() == BASE.replace(**{"drowsy.hide_wakeup": 1}).key()
+    assert BASE.replace(**{"drowsy.hide_wakeup": 0}).key() == BASE.key()
+    spec = load_spec("drowsy_power")   # "drowsy.hide_wakeup" = true
+    assert presets.get(spec["preset"]).replace(**spec["set"])["drowsy.hide_wakeup"] is True
+    one = simulate(drowsy(**{"drowsy.wakeup_cycles": 2, "drowsy.hide_wakeup": 1}), one_warp(P1))
+    assert one["cycles"] == simulate(drowsy(**{"drowsy.wakeup_cycles": 2, "drowsy.hide_wakeup": True}),
+                                     one_warp(P1))["cycles"]
+
+
 def test_bad_drowsy_settings_are_refused():
     with pytest.raises(ValueError, match=r"drowsy.window \(100\) and drowsy.period \(64\) select different"):
         Config({"l1d.power": "drowsy", "drowsy.window": 100, "drowsy.period": 64})
@@ -393,7 +407,7 @@ def test_bad_drowsy_settings_are_refused():
     Config({"drowsy.window": 100, "drowsy.period": 64})
     with pytest.raises(ValueError, match="drowsy.vdd must be between 0.2 and 0.9, got 0.1"):
         Config({"drowsy.vdd": 0.1})
-    with pytest.raises(ValueError, match="drowsy.hide_wakeup must be between 0 and 1"):
+    with pytest.raises(TypeError, match="drowsy.hide_wakeup must be a bool, got 2"):
         Config({"drowsy.hide_wakeup": 2})
     with pytest.raises(ValueError, match="decay.interval must be between 1"):
         Config({"decay.interval": 0})

@@ -31,9 +31,9 @@ static const gcx_param_spec drowsy_params[N_PARAMS] = {
     [P_WAKEUP] = {"drowsy.wakeup_cycles", "cycles an access to a drowsy line waits while its Vdd is raised", 1, 0,
                   1000, 1},
     [P_HIDE] = {"drowsy.hide_wakeup",
-                "1: the scheduler wakes lines ahead of the access, so no access waits (the wake-up energy and ON "
+                "the scheduler wakes lines ahead of the access, so no access waits (the wake-up energy and ON "
                 "time are still spent)",
-                0, 0, 1, 1},
+                0, 0, 1, 2},
     [P_VDD] = {"drowsy.vdd",
                "drowsy supply voltage in volts; selects the drowsy leakage (Atoofian and Manzak, Table 3) in the "
                "energy model",
