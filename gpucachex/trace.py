@@ -182,6 +182,14 @@ class Kernel:
             check_launch(self.grid, self.block)
         except ValueError as exc:
             raise ValueError(f"{at}{exc}") from None
+        for name in ("nregs", "shmem_bytes"):
+            # The core reads both as 32-bit counts; the run key hashes int() of them, so 3.5 and 3
+            # would be one workload.
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                raise ValueError(f"{at}{name} must be an integer, got {type(value).__name__} {value!r}")
+            if not 0 <= int(value) < 1 << 32:
+                raise ValueError(f"{at}{name} must be from 0 to {(1 << 32) - 1:,}, got {int(value)}")
         if n == 0:
             return
         if int(self.cta.max()) >= self.grid_ctas:

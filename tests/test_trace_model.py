@@ -46,6 +46,11 @@ def test_summary_counts_lanes_and_memory_instructions():
     (dict(grid=(0, 1, 1)), r"grid \(0, 1, 1\): each dimension must be from 1 to 2,147,483,647, 65,535, 65,535"),
     (dict(grid=(2**31, 1, 1)), r"each dimension must be from 1 to 2,147,483,647"),
     (dict(grid=(65536, 65535, 2)), r"has 8,589,803,520 CTAs, more than the 2\^32 a trace can number"),
+    (dict(nregs=3.5), "nregs must be an integer, got float 3.5"),
+    (dict(nregs=True), "nregs must be an integer, got bool True"),
+    (dict(shmem_bytes="5"), "shmem_bytes must be an integer, got str '5'"),
+    (dict(shmem_bytes=-1), "shmem_bytes must be from 0 to 4,294,967,295, got -1"),
+    (dict(nregs=1 << 32), "nregs must be from 0 to 4,294,967,295, got 4294967296"),
 ])
 def test_validation_names_the_problem(change, message):
     k = tiny_kernel().replace(**change)

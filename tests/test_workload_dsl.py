@@ -155,6 +155,56 @@ def test_out_of_bounds_index_is_an_error():
 
 
 
+def test_offsets_and_wide_accesses_stay_inside_their_array():
+    """An offset (a struct field) or a wide access can leave the array with every index inside it."""
+    p = Program("t")
+    a = p.array("a", 8)                                             # 32 bytes
+    with p.kernel("k", grid=1, block=32) as k:
+        s = k.shared("s", 8)
+        with pytest.raises(IndexError, match=r"STG.E touches bytes 40 to 43 \(index \* 4 \+ offset, 4 bytes wide\), "
+                                             r"outside 'a' of 32 bytes"):
+            k.store(a, 0, offset=40)
+        with pytest.raises(IndexError, match="LDS touches bytes -8 to -5 .* outside 's' of 32 bytes"):
+            k.load(s, 0, offset=-8)                                 # would wrap to 0xffff...
+        with pytest.raises(IndexError, match=r"LDG.E.64 touches bytes 28 to 35 \(index \* 4, 8 bytes wide\)"):
+            k.load(a, 7, width=8)
+        with pytest.raises(IndexError, match="touches bytes 32 to 35"):
+            k.load(a, k.threadIdx.x % 8, offset=4)                  # lane 7
+        with k.where(k.threadIdx.x < 7):                            # inactive lanes are not checked
+            k.load(a, k.threadIdx.x, offset=4)
+        k.load(a, 6, width=8)
+        k.load(a, 0, offset=28)
+        loc = k.local("l", 4)
+        with pytest.raises(ValueError, match="no offset into local array 'l'"):
+            k.load(loc, 0, offset=4)
+    addrs = p.trace().kernels[0].addresses
+    assert int(addrs.max()) + 4 <= a.base + a.nbytes
+
+
+def test_indices_trip_counts_and_launch_shapes_must_be_integers():
+    """C would index with, or compare against, the value: truncating it is not what the kernel does."""
+    p = Program("t")
+    a = p.array("a", 8)
+    with p.kernel("k", grid=1, block=32) as k:
+        with pytest.raises(TypeError, match="kernel 'k': LDG.E index must be an integer, got float 1.5"):
+            k.load(a, 1.5)
+        with pytest.raises(TypeError, match="LDG.E offset must be an integer, got float 2.5"):
+            k.load(a, 0, offset=2.5)
+        with pytest.raises(TypeError, match="kernel 'k': loop trip count must be an integer, got float 2.5"):
+            list(k.loop(2.5))
+        with pytest.raises(TypeError, match="per-thread loop trip counts must be integers, got dtype float64"):
+            list(k.loop(np.full(32, 2.5)))
+        with pytest.raises(TypeError, match="unroll count must be an integer"):
+            list(k.unroll(2.0))
+        k.load(a, np.int64(7))
+        assert len(list(k.loop(np.int32(3)))) == 3
+    for grid, block, message in ((2.0, 64, "kernel 'k': grid must be an int or a tuple of 1 to 3 ints, got 2.0"),
+                                 (1, (64, 1.0), r"kernel 'k': block must be an int or a tuple .*, got \(64, 1.0\)"),
+                                 (None, 64, "grid must be an int or a tuple of 1 to 3 ints, got None")):
+        with pytest.raises(ValueError, match=message):
+            Program("t").kernel("k", grid=grid, block=block)
+
+
 def test_an_array_of_another_program_is_refused():
     # Both programs' heaps start at the same address: the other program's array would silently
     # read this program's first array.

@@ -27,7 +27,9 @@ Model:
   0x80000000 like GPGPU-Sim's cudaMalloc; shared arrays at offsets in each CTA's shared window;
   per-thread local arrays interleaved word by word across threads (consecutive threads touch
   consecutive words, as GPU local memory is laid out) in a window the launch reserves on the heap.
-  Indices are bounds-checked on active lanes, like a memory checker would.
+  Indices, and the bytes an access touches (index * element size + offset, its width), are
+  bounds-checked on active lanes, like a memory checker would. Indices, offsets and trip counts are
+  integers: a float would be truncated where C indexes or compares with it.
 - Registers: every value-producing call returns a `Reg` (a virtual register number); passing it
   to a later call as an operand or in ``deps=`` makes that call wait for it, so a load blocks its
   users. Long-lived values (accumulators, loop invariants) should live in registers from
@@ -118,8 +120,22 @@ def _elem_bytes(dtype) -> int:
     return DTYPE_BYTES[dtype]
 
 
+def _integer(value, what: str) -> int:
+    """`value` as an int, refusing floats (1.5 would be truncated where C compares or indexes with
+    it) and bools."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be an integer, got {type(value).__name__} {value!r}")
+    return int(value)
+
+
 def _dim3(d, what: str, limits: tuple[int, int, int]) -> tuple[int, int, int]:
-    t = (d,) if isinstance(d, (int, np.integer)) else tuple(d)
+    if isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_)):
+        t = (d,)
+    else:
+        try:
+            t = tuple(d)
+        except TypeError:  # a float or None: not iterable, and no dimension either
+            t = ()
     if not 1 <= len(t) <= 3 or any(not isinstance(v, (int, np.integer)) or isinstance(v, bool) for v in t):
         raise ValueError(f"{what} must be an int or a tuple of 1 to 3 ints, got {d!r}")
     t = tuple(int(v) for v in t) + (1,) * (3 - len(t))
@@ -187,7 +203,8 @@ class Program:
             raise ValueError(f"kernel {name!r}: regs must be between 0 and 255, got {regs}")
         if int(dynamic_shared) < 0:
             raise ValueError(f"kernel {name!r}: dynamic_shared must be at least 0 bytes, got {dynamic_shared}")
-        k = KernelBuilder(self, name, _dim3(grid, "grid", MAX_GRID), _dim3(block, "block", MAX_BLOCK),
+        k = KernelBuilder(self, name, _dim3(grid, f"kernel {name!r}: grid", MAX_GRID),
+                          _dim3(block, f"kernel {name!r}: block", MAX_BLOCK),
                           regs=regs, dynamic_shared=dynamic_shared, anchor=sys._getframe(1))
         self._open = k
         return k
@@ -402,13 +419,16 @@ class KernelBuilder:
         loop's compare and back-edge branch (ISETP, BRA)."""
         parent = self.active
         if np.ndim(trips) == 0:
-            n = int(trips)
+            n = _integer(trips, f"kernel {self.name!r}: loop trip count")
             per_thread = None
         else:
             per_thread = np.asarray(trips)
             if per_thread.shape != (self.n_slots,):
                 raise ValueError(f"per-thread trip counts need one entry per slot ({self.n_slots}), "
                                  f"got shape {per_thread.shape}")
+            if not np.issubdtype(per_thread.dtype, np.integer):
+                raise TypeError(f"kernel {self.name!r}: per-thread loop trip counts must be integers, "
+                                f"got dtype {per_thread.dtype}")
             n = int(per_thread[parent].max()) if parent.any() else 0
         site = self._site(0, tag="loop")  # generator frame: depth 0 is the for statement
         for i in range(max(n, 0)):
@@ -424,7 +444,7 @@ class KernelBuilder:
 
     def unroll(self, n: int) -> Iterator[int]:
         """A fully unrolled loop: each copy of the body gets its own PCs, as after #pragma unroll."""
-        for i in range(int(n)):
+        for i in range(_integer(n, f"kernel {self.name!r}: unroll count")):
             self._unroll.append(i)
             try:
                 yield i
@@ -538,7 +558,7 @@ class KernelBuilder:
         mask = self._stack[-1]
         if np.ndim(x) == 0:
             n = self.n_slots if all_slots or mask is None else self._lanes_stack[-1]
-            return np.full(n, int(x), dtype=np.int64)
+            return np.full(n, _integer(x, f"kernel {self.name!r}: {what}"), dtype=np.int64)
         x = np.asarray(x)
         if x.shape != (self.n_slots,):
             raise ValueError(f"{what} must be a scalar or have one entry per thread slot ({self.n_slots}), "
@@ -547,7 +567,7 @@ class KernelBuilder:
             raise TypeError(f"{what} must be integer, got dtype {x.dtype}")
         return (x if all_slots or mask is None else x[mask]).astype(np.int64, copy=False)
 
-    def _addresses(self, arr: Array, index, offset, what: str) -> np.ndarray:
+    def _addresses(self, arr: Array, index, offset, width: int, what: str) -> np.ndarray:
         if not isinstance(arr, Array):
             raise TypeError(f"{what}: expected an Array from p.array/k.shared/k.local, got {type(arr).__name__}")
         if arr.space == Space.GLOBAL and self.program.arrays.get(arr.name) is not arr:
@@ -559,16 +579,34 @@ class KernelBuilder:
             raise ValueError(f"{what}: local array {arr.name!r} belongs to another kernel")
         dense = self._dense()
         mask = self._stack[-1]
-        idx = self._lanes(index, f"{what} index", all_slots=dense)
-        if idx.size:
+
+        def active_range(values: np.ndarray) -> tuple[int, int]:
             if dense and mask is not None:
-                lo = int(np.min(idx, where=mask, initial=arr.n))
-                hi = int(np.max(idx, where=mask, initial=-1))
-            else:
-                lo, hi = int(idx.min()), int(idx.max())
+                return (int(np.min(values, where=mask, initial=np.iinfo(np.int64).max)),
+                        int(np.max(values, where=mask, initial=np.iinfo(np.int64).min)))
+            return int(values.min()), int(values.max())
+
+        idx = self._lanes(index, f"{what} index", all_slots=dense)
+        off = None
+        if np.ndim(offset) != 0 or offset:
+            if arr.space == Space.LOCAL:
+                raise ValueError(f"kernel {self.name!r}: {what}: no offset into local array {arr.name!r} (its words "
+                                 f"are interleaved across threads, so a byte offset names another thread's word)")
+            off = self._lanes(offset, f"{what} offset", all_slots=dense)
+        if idx.size:
+            lo, hi = active_range(idx)
             if lo < 0 or hi >= arr.n:
                 raise IndexError(f"kernel {self.name!r}: {what} index {lo if lo < 0 else hi} outside "
                                  f"{arr.name!r} of {arr.n} elements")
+            if off is not None or width > arr.elem:
+                # An offset (a struct field) or a wide access (float4 over a float array) can leave
+                # the array with every index inside it: check the bytes the access touches.
+                lo, hi = active_range(idx * arr.elem if off is None else idx * arr.elem + off)
+                if lo < 0 or hi + width > arr.nbytes:
+                    first = lo if lo < 0 else hi
+                    how = f"index * {arr.elem}" + (" + offset" if off is not None else "")
+                    raise IndexError(f"kernel {self.name!r}: {what} touches bytes {first} to {first + width - 1} "
+                                     f"({how}, {width} bytes wide), outside {arr.name!r} of {arr.nbytes} bytes")
         if arr.space == Space.LOCAL:
             # word w of thread t sits at base + (w * threads + t) * 4: consecutive threads hit
             # consecutive words, so a warp touching one local variable coalesces.
@@ -576,8 +614,8 @@ class KernelBuilder:
             base, rel = self._local_base, ((arr.base + idx) * self.n_threads + gtid) * 4
         else:
             base, rel = (0, idx * arr.elem + arr.base) if arr.space == Space.SHARED else (arr.base, idx * arr.elem)
-            if np.ndim(offset) != 0 or offset:
-                rel += self._lanes(offset, f"{what} offset", all_slots=dense)
+            if off is not None:
+                rel += off
         if dense and rel.size and 0 <= int(rel.min()) and int(rel.max()) < 1 << 32:
             # dense ops keep every slot until the kernel is built: 32-bit offsets from the
             # array's base halve that memory
@@ -610,7 +648,7 @@ class KernelBuilder:
         width = arr.elem if width is None else int(width)
         op = self._mem_opcode(arr, "load", width, bypass_l1)
         r = self._temp() if dst is None else dst
-        self._emit(op, addr=self._addresses(arr, index, offset, op), width=width, dst=(int(r),),
+        self._emit(op, addr=self._addresses(arr, index, offset, width, op), width=width, dst=(int(r),),
                    src=self._regs([deps]))
         return r
 
@@ -619,7 +657,7 @@ class KernelBuilder:
         """``arr[index] = value``."""
         width = arr.elem if width is None else int(width)
         op = self._mem_opcode(arr, "store", width, bypass_l1)
-        self._emit(op, addr=self._addresses(arr, index, offset, op), width=width, dst=(),
+        self._emit(op, addr=self._addresses(arr, index, offset, width, op), width=width, dst=(),
                    src=self._regs([value, deps]))
 
     def atomic(self, arr: Array, index, value: Reg | None = None, *, op: str = "ADD", returns: bool = False,
@@ -638,7 +676,7 @@ class KernelBuilder:
         if width == 8:
             opcode += ".64"
         r = (self._temp() if returns or arr.space == Space.SHARED else None)
-        self._emit(opcode, addr=self._addresses(arr, index, offset, opcode), width=width,
+        self._emit(opcode, addr=self._addresses(arr, index, offset, width, opcode), width=width,
                    dst=() if r is None else (int(r),), src=self._regs([value, deps]))
         return r
 
