@@ -137,7 +137,7 @@ class ResultsStore:
                 elif row[0] != str(STORE_FORMAT):
                     raise StoreError(f"{self.path}: results store format {row[0]}, this gpucachex reads format "
                                      f"{STORE_FORMAT}; use a new store file")
-            self._refuse_read_only()
+            self.read_only = not self._can_write()
         except sqlite3.DatabaseError as exc:
             if self._db is not None:
                 self._db.close()
@@ -166,17 +166,27 @@ class ResultsStore:
             raise StoreError(f"{self.path}: an SQLite database of another program (tables {shown}), not a "
                              f"gpucachex results store; give a new file name")
 
-    def _refuse_read_only(self) -> None:
-        """Refuse a store this process cannot write. SQLite opens a read-only file, reads it, and even
+    def _can_write(self) -> bool:
+        """Whether this process may write the store. SQLite opens a read-only file, reads it, and even
         runs the schema transaction above (which changes nothing in an existing store); only the
         first real write fails, and in a sweep that comes after a run was simulated, losing it. So
-        write a row now and roll it back."""
+        write a row now and roll it back. A read-only store can still be read and exported."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('write_check', '')")
+            except sqlite3.OperationalError as exc:
+                if "readonly database" not in str(exc):
+                    raise
+                return False
             finally:
                 self._db.execute("ROLLBACK")
+        return True
+
+    def _refuse_if_read_only(self, doing: str) -> None:
+        if self.read_only:
+            raise StoreError(f"{self.path}: {doing} failed: the file is read-only; sweeps commit every "
+                             f"finished run to their store: give a store file this process may write")
 
     def _enable_wal(self, timeout: float) -> str:
         """Switch the file to WAL mode, the journal mode it answers. The switch needs the file to
@@ -319,6 +329,7 @@ class ResultsStore:
         params). Returns False when the store already held it (another sweep finished it first)."""
         values = [info[k] if k != "params" else _dumps(info[k]) for k in _RUN_INFO]
         clean = {k: clean_value(v) for k, v in metrics.items()}
+        self._refuse_if_read_only(f"storing run {info['run_key']}")
         with self._errors(f"storing run {info['run_key']}"), self._transaction():
             self._db.execute("INSERT OR IGNORE INTO configs VALUES (?, ?, ?)",
                              (info["config_key"], config.name, _dumps(config.to_dict())))
@@ -331,6 +342,7 @@ class ResultsStore:
     def put_failure(self, info: Mapping[str, Any], error: str, traceback: str = "") -> None:
         """Record that a run failed (replacing an earlier failure of the same run)."""
         values = [info[k] if k != "params" else _dumps(info[k]) for k in _RUN_INFO]
+        self._refuse_if_read_only(f"recording the failure of run {info['run_key']}")
         with self._errors(f"recording the failure of run {info['run_key']}"), self._transaction():
             if self._db.execute("SELECT 1 FROM runs WHERE run_key = ?", (info["run_key"],)).fetchone():
                 return  # another sweep stored a result for it: a result wins over a failure

@@ -711,6 +711,9 @@ def sweep(base: Config | str, grid=None, workloads: Sequence[Any] = (), *, seeds
         order = {w: i for i, w in enumerate(dict.fromkeys(p.workload_id for p in unique.values()))}
         pending = collections.deque(sorted((p for k, p in unique.items() if k not in results),
                                            key=lambda p: order[p.workload_id]))
+        if pending and store is not None:
+            # Before any run: each finished one is committed at once, and could not be.
+            store._refuse_if_read_only(f"storing the {len(pending)} runs this sweep has to simulate")
         if pending:
             jobs = jobs or _cpu_count()
             traces = {p.workload_id: p.workload for p in pending if p.ref[0] == "trace"}

@@ -305,17 +305,21 @@ def open_read_only(monkeypatch) -> None:
     monkeypatch.setattr(sqlite3, "connect", read_only)
 
 
-def test_a_read_only_store_is_refused_when_opened(tmp_path, monkeypatch):
+def test_a_read_only_store_is_read_but_a_sweep_that_must_run_is_refused_first(tmp_path, monkeypatch):
     """Not at the first commit, after a run was simulated (and lost), as an error naming no file."""
     path = tmp_path / "s.sqlite"
-    sweep(BASE, {"l1d.ways": [2]}, ["vectoradd:tiny"], store=path, jobs=1)
+    first = sweep(BASE, {"l1d.ways": [2]}, ["vectoradd:tiny"], store=path, jobs=1)
     before = path.read_bytes()
     open_read_only(monkeypatch)
-    with pytest.raises(StoreError, match=f"{re.escape(str(path))}: the file is read-only"):
-        ResultsStore(path)
-    with pytest.raises(StoreError, match=f"{re.escape(str(path))}: the file is read-only"):
+    with ResultsStore(path) as store:  # an archived store can still be read
+        assert store.read_only and len(store) == 1
+    again = sweep(BASE, {"l1d.ways": [2]}, ["vectoradd:tiny"], store=path, jobs=1)  # nothing to run
+    assert again.attrs["sweep"]["simulated"] == 0 and again["cycles"].tolist() == first["cycles"].tolist()
+    ran = []
+    monkeypatch.setattr("gpucachex.sim.simulate", lambda *a, **k: ran.append(a))
+    with pytest.raises(StoreError, match=f"{re.escape(str(path))}: storing the 1 runs .* the file is read-only"):
         sweep(BASE, {"l1d.ways": [2, 4]}, ["vectoradd:tiny"], store=path, jobs=1)
-    assert path.read_bytes() == before
+    assert ran == [] and path.read_bytes() == before
 
 
 def test_a_failed_commit_is_a_store_error_naming_the_file_and_run(tmp_path):
