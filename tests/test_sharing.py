@@ -210,6 +210,34 @@ def test_an_ata_miss_routed_to_another_l1d_needs_no_miss_queue_slot():
     assert fails(B, "ata")[0] > 0 and fails(A, "private")[0] > 0
 
 
+@pytest.mark.parametrize("queued", [False, True])
+def test_ata_compares_the_other_tag_arrays_at_every_attempt_refused_ones_included(queued):
+    # Two MSHR entries and 40 independent misses per SM: most attempts are refused (MSHR-entry fails)
+    # and retried every cycle. Each attempt looks up the local tags and, in the aggregated tag array,
+    # the other L1D's in parallel: one remote comparison per local lookup in a cluster of two.
+    prog = [ld(1 + i, lanes(0x100000 + 4096 * i)) for i in range(40)]
+    r = run(two_sms(prog, list(prog)), "ata", **{"l1d.mshr_entries": 2, "l1d.latency_queue": queued})
+    assert r["l1d_reservation_fails"] > 10 * r["l1d_accesses"]
+    assert r["l1d_remote_tag_lookups"] == r["l1d_tag_lookups"] == r["l1d_accesses"] + r["l1d_reservation_fails"]
+
+
+def test_a_switched_off_l1d_serves_no_remote_read():
+    # Sectored L1Ds with AdmL1D (global scope, threshold 0): SM 2's misses fail in the warm-up, so every
+    # L1D is switched off at cycle 1000. SM 1 holds sector 0 of A and is fetching sector 1 then, so
+    # the switch-off cannot drop that line yet; SM 0's ATA read of sector 0, sent before the decision
+    # and arriving after it, must not read the gated data array: it falls back to the L2.
+    s0, s1 = lanes(A, n=8), lanes(A + 32, n=8)
+    cfg = BASE.replace(**{"core.sms": 4, "cluster.latency": 300, "l1d.sector_bytes": 32, "l1d.sharing": "ata",
+                          "l1d.mshr_entries": 2, "l1d.admission": "admL1D", "admL1D.b_threshold": 0.0,
+                          "admL1D.warmup_cycles": 1000})
+    failer = [ld(1 + i, lanes(0x400000 + 4096 * i)) for i in range(4)] + [use(1), use(2), use(3), use(4)]
+    sm0 = chain(200) + [ld(101, s0), use(101)]
+    sm1 = [ld(111, s0), use(111)] + chain(180) + [ld(112, s1), use(112)]
+    r = simulate(cfg, build([KernelSpec([[sm0], [sm1], [failer], [[alu(dst=(1,))]]])]))
+    assert r["admL1D_decision_cycle"] == 1000 and r["admL1D_sm1_off"] == 1
+    assert r["l1d_remote_reads"] == 0 and r["l1d_remote_hits"] == 0 and r["l1d_remote_fallbacks"] == 1
+
+
 def test_remote_sharing_delays_the_l2_request_by_the_probe_round_trip():
     one = two_sms([ld(101, lanes(A)), use(101)], [alu(dst=(1,))])
     for lat in (4, 9):

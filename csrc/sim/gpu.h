@@ -294,6 +294,9 @@ typedef struct gcx_l1 {
         int fail; /* reason its head last failed (0: none) */
     } *pipes;
     uint32_t piped; /* requests in all pipelines */
+    /* Tag lookups of global reads, refused attempts included: ATA compares each with every tag
+     * array of its cluster. */
+    uint64_t global_read_lookups;
 } gcx_l1;
 
 /* An instruction line being fetched by the L1I. */

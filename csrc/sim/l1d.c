@@ -89,15 +89,23 @@ static void count_fail(gcx_gpu *g, gcx_sm *sm, int reason, uint64_t n, uint64_t 
         adm->ops->l1_outcome(adm, sm->id, 1, n, now);
 }
 
+/* n skipped retries of request r (the head of a queue) that failed for `reason`. */
+static void count_retries(gcx_gpu *g, gcx_sm *sm, const gcx_req *r, int reason, uint64_t n, uint64_t now)
+{
+    if (!reason || !n)
+        return;
+    count_fail(g, sm, reason, n, now);
+    if (reason != GCX_FAIL_PORT && r && r->type == GCX_REQ_READ && r->space == GCX_SPACE_GLOBAL)
+        sm->l1.global_read_lookups += n;
+}
+
 void gcx_l1_count_skipped_fails(gcx_gpu *g, gcx_sm *sm, uint64_t n, uint64_t now)
 {
-    if (sm->ldst_fail && n)
-        count_fail(g, sm, sm->ldst_fail, n, now);
-    if (sm->l1.in_fail && n)
-        count_fail(g, sm, sm->l1.in_fail, n, now);
+    if (sm->ldst_n)
+        count_retries(g, sm, sm->ldst[sm->ldst_head].reqs, sm->ldst_fail, n, now);
+    count_retries(g, sm, g->cluster_net.dst_q ? g->cluster_net.dst_q[sm->id].head : NULL, sm->l1.in_fail, n, now);
     for (uint32_t b = 0; sm->l1.piped && n && b < (uint32_t)g->cfg.l1d_banks; b++)
-        if (sm->l1.pipes[b].fail)
-            count_fail(g, sm, sm->l1.pipes[b].fail, n, now);
+        count_retries(g, sm, sm->l1.pipes[b].q.head, sm->l1.pipes[b].fail, n, now);
 }
 
 static void count_accept(gcx_gpu *g, gcx_sm *sm, uint64_t now)
@@ -298,6 +306,8 @@ static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     int way = gcx_cache_find(c, set, la);
     uint8_t need = gcx_to_cache_sectors(r->sectors, c);
     uint32_t line = way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
+    if (r->space == GCX_SPACE_GLOBAL)
+        l1->global_read_lookups++;
     if (way >= 0 && c->meta[line].valid && (c->meta[line].valid & need) == need)
         return read_hit(g, sm, r, line, now);
     uint8_t present = way >= 0 ? c->meta[line].valid : 0;
@@ -340,6 +350,8 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     int way = gcx_cache_find(c, set, la);
     uint8_t need = gcx_to_cache_sectors(r->sectors, c);
     uint32_t line = way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
+    if (r->space == GCX_SPACE_GLOBAL)
+        l1->global_read_lookups++;
 
     /* Sectors already here are a hit even while the line is being fetched for others. */
     if (way >= 0 && c->meta[line].valid && (c->meta[line].valid & need) == need)
@@ -510,7 +522,8 @@ uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sect
 {
     const gcx_cache *c = &g->sms[sm].l1.tc.c;
     uint32_t line = tag_line(c, addr);
-    if (line == GCX_NONE)
+    /* A switched-off L1D's data is gated, even sectors of a line it was still fetching. */
+    if (line == GCX_NONE || g->sms[sm].l1.off)
         return GCX_NONE;
     uint8_t valid = c->meta[line].valid, need = gcx_to_cache_sectors(sectors, c);
     return valid && (valid & need) == need ? line : GCX_NONE;

@@ -19,10 +19,19 @@ static int ata_request(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
     gcx_cluster *c = t->state;
     if (r->type != GCX_REQ_READ || r->space != GCX_SPACE_GLOBAL || c->size == 1)
         return GCX_L1_PRIVATE;
-    int rc = gcx_l1_access_private(t->gpu, &t->gpu->sms[sm], r, now);
-    if (rc == GCX_FAIL_NONE)
-        c->remote_tag_lookups += c->size - 1; /* the other tag arrays, compared with the local one */
-    return rc;
+    return gcx_l1_access_private(t->gpu, &t->gpu->sms[sm], r, now);
+}
+
+/* Every tag lookup of a global read, refused attempts included, compares the other tag arrays of
+ * the cluster too (in parallel, in the aggregated tag array). */
+static void ata_report(gcx_tech *t, gcx_stat_sink *sink)
+{
+    gcx_cluster *c = t->state;
+    uint64_t lookups = 0;
+    for (uint32_t i = 0; i < (uint32_t)t->gpu->cfg.sms; i++)
+        lookups += t->gpu->sms[i].l1.global_read_lookups;
+    c->remote_tag_lookups = c->size > 1 ? lookups * (c->size - 1) : 0;
+    gcx_cluster_report(t, sink);
 }
 
 /* Send fetch f (of `sm`'s L1D) to read the line in the L1D of `holder`, the next cycle. */
@@ -129,5 +138,5 @@ const gcx_technique gcx_tech_sharing_ata = {
     .l1_fetch_in_cluster = ata_fetch_in_cluster,
     .cluster_receive = ata_receive,
     .l1_fill = gcx_cluster_fill,
-    .report = gcx_cluster_report,
+    .report = ata_report,
 };
