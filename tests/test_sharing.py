@@ -116,6 +116,23 @@ def test_ata_waits_only_on_an_l1d_that_fetches_from_the_l2():
     assert sums[10] - sums[4] == 2 * (10 - 4)
 
 
+def test_ata_a_wait_that_finds_the_fetch_full_goes_to_the_l2_and_is_no_fallback():
+    # Two requests per MSHR entry, a 50-cycle cluster network. SM 0 misses A; SM 1 misses A just after
+    # and is sent to wait in SM 0's entry, which has room then. SM 0's second load of A merges into
+    # its own entry before SM 1's read arrives: the entry is full, so the read goes to the L2 (a
+    # refused wait; the line did not change, so no fallback). When SM 0's second load comes after
+    # the read's arrival, the read waits.
+    def ata(gap):
+        tr = two_sms([ld(101, lanes(A))] + chain(gap) + [ld(102, lanes(A)), use(101), use(102)],
+                     chain(3) + [ld(111, lanes(A)), use(111)])
+        return run(tr, "ata", **{"l1d.mshr_merge": 2, "cluster.latency": 50})
+
+    full, room = ata(8), ata(20)
+    assert (full["l1d_remote_wait_refusals"], full["l1d_remote_fallbacks"], full["l1d_remote_waits"]) == (1, 0, 0)
+    assert full["l2_read_accesses"] == 2
+    assert (room["l1d_remote_wait_refusals"], room["l1d_remote_waits"], room["l2_read_accesses"]) == (0, 1, 1)
+
+
 def test_ata_a_read_that_waits_on_arrival_marks_its_own_fetch_as_waiting():
     # Sectored L1Ds (32 B sectors), a 100-cycle cluster network. SM 1 holds sector 0 of A; SM 0
     # misses it and, seeing it in SM 1's tags, sends a read (cycle ~300). Before the read arrives SM 1

@@ -598,6 +598,9 @@ uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sect
  * every 32-byte sector of `sectors` asked for) by an entry that waits on no other L1D and can take
  * one more request: that MSHR entry, or GCX_NONE. */
 uint32_t gcx_l1_fetching(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors);
+/* Whether the line at addr is being fetched into the L1D of `sm` with every sector of `sectors`
+ * asked for, whether or not its entry could take another request. */
+int gcx_l1_being_fetched(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors);
 /* Another L1D's fetch f waits in MSHR entry `entry` of the L1D of `sm`: when that fill completes,
  * f goes back to its L1D with the data (GCX_CL_DATA, flagged GCX_RF_REMOTE_WAIT). */
 void gcx_l1_wait_fill(gcx_gpu *g, uint32_t sm, uint32_t entry, gcx_req *f, uint64_t now);

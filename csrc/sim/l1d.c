@@ -529,7 +529,8 @@ uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sect
     return valid && (valid & need) == need ? line : GCX_NONE;
 }
 
-uint32_t gcx_l1_fetching(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors)
+/* The MSHR entry fetching `sectors` of addr's line into this L1D (its tag reserved), or GCX_NONE. */
+static uint32_t fetch_entry(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors)
 {
     const gcx_l1 *l1 = &g->sms[sm].l1;
     const gcx_cache *c = &l1->tc.c;
@@ -537,8 +538,19 @@ uint32_t gcx_l1_fetching(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t s
     if (line == GCX_NONE || !c->meta[line].reserved)
         return GCX_NONE;
     uint32_t ei = l1->tc.mshr_of[line];
-    const gcx_mshr_entry *e = &l1->mshr.e[ei];
-    if ((e->requested & sectors) != sectors || e->remote_wait || e->n_waiting >= l1->mshr.merge_cap)
+    return (l1->mshr.e[ei].requested & sectors) == sectors ? ei : GCX_NONE;
+}
+
+int gcx_l1_being_fetched(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors)
+{
+    return fetch_entry(g, sm, addr, sectors) != GCX_NONE;
+}
+
+uint32_t gcx_l1_fetching(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors)
+{
+    const gcx_l1 *l1 = &g->sms[sm].l1;
+    uint32_t ei = fetch_entry(g, sm, addr, sectors);
+    if (ei == GCX_NONE || l1->mshr.e[ei].remote_wait || l1->mshr.e[ei].n_waiting >= l1->mshr.merge_cap)
         return GCX_NONE;
     return ei;
 }

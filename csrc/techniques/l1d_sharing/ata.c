@@ -100,7 +100,12 @@ static int ata_receive(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
             c->remote_waits++; /* answered when this L1D's own fetch arrives */
             gcx_l1_wait_fill(g, sm, entry, r, now);
         } else if (line == GCX_NONE) {
-            c->fallbacks++;
+            /* The line changed since the comparison, or it is still being fetched by an entry that can
+             * take no more waiting requests: either way the read goes to the L2. */
+            if (gcx_l1_being_fetched(g, sm, r->addr, r->sectors))
+                c->wait_refusals++;
+            else
+                c->fallbacks++;
             r->cluster = GCX_CL_MISS;
             gcx_cluster_send(g, sm, r, now + 1);
         } else {

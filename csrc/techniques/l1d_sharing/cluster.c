@@ -51,6 +51,7 @@ void gcx_cluster_report(gcx_tech *t, gcx_stat_sink *sink)
     sink->put(sink, "l1d_remote_tag_lookups", (double)c->remote_tag_lookups);
     sink->put(sink, "l1d_probes", (double)c->probes);
     sink->put(sink, "l1d_remote_fallbacks", (double)c->fallbacks);
+    sink->put(sink, "l1d_remote_wait_refusals", (double)c->wait_refusals);
     sink->put(sink, "l1d_remote_waits", (double)c->remote_waits);
     sink->put(sink, "l1d_remote_pending_hits", (double)c->remote_pending_hits);
     sink->put(sink, "l1d_home_requests", (double)c->home_requests);

@@ -14,6 +14,8 @@ typedef struct gcx_cluster {
     uint64_t remote_tag_lookups; /* tag comparisons in the other L1Ds (aggregated tag array, probes) */
     uint64_t probes;             /* probe messages sent (remote-sharing) */
     uint64_t fallbacks;          /* remote reads that found the line changed and went to the L2 */
+    uint64_t wait_refusals;      /* remote reads that found the line still being fetched by an entry
+                                    that could take no more waiting requests, and went to the L2 */
     uint64_t remote_waits;       /* remote reads that waited for the remote L1D's own fetch (ATA) */
     uint64_t remote_pending_hits; /* local misses whose data came from such a wait */
     uint64_t home_requests;      /* requests sent to their home L1D (decoupled) */
