@@ -725,6 +725,20 @@ def test_a_local_store_to_a_missing_sector_writes_the_dirty_line_back():
     assert r["l2_write_accesses"] == 2 and r["l2_write_words_touched"] == 16
 
 
+def test_a_local_store_to_a_line_being_fetched_writes_back_the_dirty_sector_it_evicts():
+    # As above, but sector 1 of the local line is being fetched when the store to bytes 16..47 comes:
+    # the line keeps its reservation, loses sector 0, and sector 0's dirty words are written back
+    # before the store goes to the L2 (8 + 8 words); the store is a miss.
+    a = 0x40000
+    prog = [ld(1, lanes(a, n=8), opcode="LDL"), alu(dst=(2,), src=(1,)),
+            st(lanes(a, n=8), opcode="STL"), alu(dst=(3,)),
+            ld(5, lanes(a + 32, n=8), opcode="LDL"), st(lanes(a + 16, n=8), opcode="STL"), alu(dst=(6,), src=(5,))]
+    r = run(one_warp(prog), SECTORED)
+    assert r["l1d_writebacks"] == 1 and r["l1d_invalidations"] == 1
+    assert r["l2_write_accesses"] == 2 and r["l2_write_words_touched"] == 16
+    assert r.raw["requests_live"] == 0
+
+
 def test_a_sectored_line_writes_back_only_its_dirty_sectors():
     # A local line with one dirty sector is evicted by four others of its set: its writeback
     # carries that sector (8 words, one sector), not the line; unsectored, the whole line goes.

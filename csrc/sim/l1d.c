@@ -115,6 +115,26 @@ static void count_accept(gcx_gpu *g, gcx_sm *sm, uint64_t now)
         adm->ops->l1_outcome(adm, sm->id, 0, 1, now);
 }
 
+/* Write the 32-byte sectors `dirty32` of local line `la` back to the L2. The caller made room in the
+ * miss queue. A flush, and a fill that evicts a dirty local line with allocate on fill (the victim is
+ * chosen only then), may overfill it briefly. */
+static void write_back(gcx_gpu *g, gcx_sm *sm, uint64_t la, uint8_t dirty32, uint64_t now)
+{
+    gcx_req *wb = gcx_req_new(g);
+    wb->addr = la << sm->l1.tc.c.line_shift;
+    wb->sectors = dirty32;
+    wb->words = gcx_words_of_sectors(dirty32);
+    wb->type = GCX_REQ_WRITEBACK;
+    wb->space = GCX_SPACE_LOCAL;
+    wb->sm = wb->home = sm->id;
+    wb->load = GCX_NONE;
+    wb->flags = 0;
+    wb->lanes = 32;
+    wb->tech[0] = wb->tech[1] = -1;
+    sm->l1.tc.s.writebacks++;
+    gcx_q_push(&sm->l1.miss_q, wb, now + 1);
+}
+
 /* Drop a valid line's data: statistics, the power technique, and a writeback if it is dirty. */
 static void drop_line(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now, int writeback_ok)
 {
@@ -127,23 +147,8 @@ static void drop_line(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now, int w
     int dirty;
     /* A sectored line writes back only its modified sectors (as GPGPU-Sim's sector cache does). */
     uint8_t dirty32 = gcx_to_32_sectors(tc->c.meta[line].dirty, &tc->c);
-    if (gcx_cache_invalidate(&tc->c, line, &la, &dirty) && dirty && writeback_ok) {
-        gcx_req *wb = gcx_req_new(g);
-        wb->addr = la << tc->c.line_shift;
-        wb->sectors = dirty32;
-        wb->words = gcx_words_of_sectors(dirty32);
-        wb->type = GCX_REQ_WRITEBACK;
-        wb->space = GCX_SPACE_LOCAL;
-        wb->sm = wb->home = sm->id;
-        wb->load = GCX_NONE;
-        wb->flags = 0;
-        wb->lanes = 32;
-        wb->tech[0] = wb->tech[1] = -1;
-        tc->s.writebacks++;
-        /* The caller made room. A flush, and a fill that evicts a dirty local line with allocate on
-         * fill (the victim is chosen only then), may overfill the queue briefly. */
-        gcx_q_push(&sm->l1.miss_q, wb, now + 1);
-    }
+    if (gcx_cache_invalidate(&tc->c, line, &la, &dirty) && dirty && writeback_ok)
+        write_back(g, sm, la, dirty32, now);
 }
 
 /* The L1D accesses of the loads waiting in `sm`'s MSHR entry `ei` are complete: its data comes from
@@ -433,9 +438,10 @@ static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         store_done_here(g, sm, r, now);
         return GCX_FAIL_NONE;
     }
-    /* The store goes to the L2. A local line missing some of the written sectors is written back
-     * first (its dirty words must reach the L2 before the line leaves), which needs a second slot. */
-    int local_wb = have && r->space == GCX_SPACE_LOCAL && !c->meta[line].reserved && c->meta[line].dirty;
+    /* The store goes to the L2. A local line missing some of the written sectors writes its dirty
+     * data back first (it must reach the L2 before the copy leaves), which needs a second slot. */
+    int local = have && r->space == GCX_SPACE_LOCAL;
+    int local_wb = local && c->meta[line].dirty;
     if (l1->miss_q.n + 1u + (uint32_t)local_wb > l1->miss_q.cap)
         return GCX_FAIL_MISS_QUEUE;
     gcx_tcache_count_access(tc, 1, hit);
@@ -443,16 +449,22 @@ static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
         /* Write-evict: the copies of the written sectors leave the L1D. An unsectored line, or a
          * sectored one left with no data, is dropped; a line being fetched keeps its reservation
          * (GPGPU-Sim's sector cache invalidates the written sectors only). A local line is
-         * dropped whole, with its writeback. */
+         * dropped whole with its writeback, or, while it is being fetched, writes back the dirty
+         * sectors it loses. */
         tc->s.invalidations++;
-        if (r->space == GCX_SPACE_LOCAL && !c->meta[line].reserved)
+        if (local && !c->meta[line].reserved) {
             drop_line(g, sm, line, now, 1);
-        else if (c->meta[line].reserved || c->meta[line].valid != have) {
+        } else if (c->meta[line].reserved || c->meta[line].valid != have) {
+            uint8_t lost_dirty = (uint8_t)(c->meta[line].dirty & have);
+            if (local && lost_dirty)
+                write_back(g, sm, c->tag[line], gcx_to_32_sectors(lost_dirty, c), now);
             if (c->meta[line].valid == have)
                 gcx_tcache_note_drop(tc, line, now); /* no data left until the fill: the stay ends */
             c->meta[line].valid &= (uint8_t)~have;
-        } else
+            c->meta[line].dirty &= (uint8_t)~have;
+        } else {
             drop_line(g, sm, line, now, 0);
+        }
     }
     to_miss_queue(g, sm, r, now);
     return GCX_FAIL_NONE;
