@@ -95,6 +95,9 @@ static PyObject *raise_gcx(const gcx_error *err)
     case GCX_ERR_IO:
         type = PyExc_OSError;
         break;
+    case GCX_ERR_STOPPED:
+        type = PyExc_KeyboardInterrupt;
+        break;
     default:
         break;
     }
@@ -791,7 +794,8 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
             return NULL;
         if (progress.itemsize != 8 || !format_is(progress.format, "QL") || progress.len < 8) {
             PyBuffer_Release(&progress);
-            PyErr_SetString(PyExc_TypeError, "progress must be a writable uint64 array of at least one element");
+            PyErr_SetString(PyExc_TypeError, "progress must be a writable uint64 array of at least one element "
+                                             "(instructions issued; a second, set non-zero, stops the run)");
             return NULL;
         }
     }
@@ -850,8 +854,10 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
             rc = gcx_gpu_init(gpu, &cfg, &wl, seed, &err);
         if (rc == GCX_OK) {
             gpu->progress = have_progress ? (volatile uint64_t *)progress.buf : NULL;
+            /* progress[1], when the array has it, is a stop request another thread may set. */
+            gpu->stop = have_progress && progress.len >= 16 ? (volatile uint64_t *)progress.buf + 1 : NULL;
             rc = gcx_gpu_run(gpu, &err);
-            gpu->progress = NULL;
+            gpu->progress = gpu->stop = NULL;
         }
         Py_END_ALLOW_THREADS
         if (rc == GCX_OK)
@@ -1353,7 +1359,9 @@ static PyMethodDef core_methods[] = {
      "cache_run(addresses, writes, sets, ways, line_bytes, policy='lru', sector_bytes=0, write_back=True, "
      "write_allocate=True, index='mod', seed=0, policy_params=None) -> dict of counters"},
     {"simulate", (PyCFunction)(void (*)(void))py_simulate, METH_VARARGS | METH_KEYWORDS,
-     "simulate(config, kernels, memcpys=None, seed=0, detail=False) -> dict of results"},
+     "simulate(config, kernels, memcpys=None, seed=0, detail=False, progress=None) -> dict of results\n\n"
+     "progress: a writable uint64 array; element 0 receives the instructions issued so far, and element 1, if\n"
+     "present, stops the run with KeyboardInterrupt when another thread sets it non-zero."},
     {"check_config", py_check_config, METH_O, "Raise ValueError/TypeError if a configuration dict is invalid."},
     {"config_schema", py_config_schema, METH_NOARGS, "Every configuration key with its type, default and range."},
     {"techniques", py_techniques, METH_NOARGS, "Techniques known to the core, by kind, with their parameters."},

@@ -16,6 +16,7 @@ enum {
     GCX_ERR_DEADLOCK = 4, /* the timing model made no progress */
     GCX_ERR_IO = 5,       /* a file could not be read */
     GCX_ERR_INTERNAL = 6, /* a model inconsistency (a bug): reported, never a crash or hang */
+    GCX_ERR_STOPPED = 7,  /* the caller asked the run to stop (Ctrl-C) */
 };
 
 typedef struct gcx_error {

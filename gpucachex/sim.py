@@ -197,13 +197,13 @@ def derive_metrics(raw: dict[str, Any], config: Config) -> dict[str, float]:
     return m
 
 
-def _run_with_progress(args, total: int):
-    """Run the core in a thread (it releases the GIL) while a tqdm bar follows its progress counter."""
+def _run(args, total: int, progress: bool):
+    """Run the core in a thread (it releases the GIL) while this thread waits, so that Ctrl-C (a
+    KeyboardInterrupt in this thread) stops the run: the core checks a stop flag every cycle. With
+    `progress`, a tqdm bar follows the core's count of issued instructions."""
     import threading
 
-    from tqdm import tqdm
-
-    counter = np.zeros(1, dtype=np.uint64)
+    counter = np.zeros(2, dtype=np.uint64)  # [instructions issued, stop request]
     out: dict[str, Any] = {}
 
     def work():
@@ -213,12 +213,26 @@ def _run_with_progress(args, total: int):
             out["error"] = exc
 
     thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    with tqdm(total=total, unit=" warp insts", unit_scale=True, leave=False) as bar:
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit=" warp insts", unit_scale=True, leave=False)
+    try:
+        thread.start()
         while thread.is_alive():
             thread.join(0.2)
-            bar.update(int(counter[0]) - bar.n)
-        bar.update(total - bar.n)
+            if bar is not None:
+                bar.update(int(counter[0]) - bar.n)
+        if bar is not None:
+            bar.update(total - bar.n)
+    except BaseException:  # Ctrl-C: stop the core, then let the interrupt go on
+        counter[1] = 1
+        thread.join()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
     if "error" in out:
         raise out["error"]
     return out["raw"]
@@ -233,7 +247,8 @@ def simulate(config: Config | str, workload: Trace | str | PathLike, seed: int =
     threads can run several at once; the same configuration, workload and seed always give the same
     result. `seed` drives the run's random choices (random replacement, LoSCache's predictor CTAs,
     ``dram.latency_jitter``). ``detail=True`` also records per-line residencies (`Result.line_residency`);
-    ``progress=True`` shows a progress bar (instructions issued) while it runs.
+    ``progress=True`` shows a progress bar (instructions issued) while it runs. Ctrl-C stops a run
+    within a cycle of the model and raises KeyboardInterrupt.
     """
     cfg = _resolve_config(config)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64:
@@ -249,7 +264,7 @@ def simulate(config: Config | str, workload: Trace | str | PathLike, seed: int =
     t0 = time.perf_counter()
     memcpys = [tuple(int(v) for v in m) for m in trace.memcpys]  # validated: three integers each
     args = (cfg.to_dict(), _kernel_dicts(trace), memcpys, int(seed), detail)
-    raw = _run_with_progress(args, trace.summary()["warp_insts"]) if progress else _core.simulate(*args)
+    raw = _run(args, trace.summary()["warp_insts"] if progress else 0, progress)
     wall = time.perf_counter() - t0
     metrics = derive_metrics(raw, cfg)
     result = Result(cfg, trace.name or trace.source or "trace", int(seed), metrics, raw, wall)

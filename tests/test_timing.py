@@ -448,6 +448,39 @@ def test_parallel_threads_give_the_same_results_as_sequential():
     assert parallel == sequential
 
 
+def test_ctrl_c_stops_a_run_within_moments_and_the_next_run_is_unaffected():
+    # A run of many seconds; Ctrl-C (here interrupt_main, 0.3 s in) reaches simulate's thread, which
+    # asks the core to stop: the KeyboardInterrupt comes at once, not when the run would have ended.
+    import _thread
+    import time
+
+    from gpucachex import workloads
+
+    long_run = workloads.make("atax", "medium")
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    start = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            simulate(presets.get("gtx480"), long_run)
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - start < 3.0
+    assert run(one_warp([alu(dst=(1,))]))["warp_insts"] == 1
+
+
+def test_the_core_stops_when_its_stop_flag_is_set():
+    # The flag is progress[1]; the core checks it every cycle and reports where it stopped.
+    from gpucachex.sim import _kernel_dicts
+
+    flag = np.array([0, 1], dtype=np.uint64)
+    trace = mixed_trace()
+    with pytest.raises(KeyboardInterrupt, match=r"stopped at cycle \d+ of kernel 1"):
+        _core.simulate(BASE.to_dict(), _kernel_dicts(trace), [], 0, False, progress=flag)
+    flag[1] = 0
+    assert _core.simulate(BASE.to_dict(), _kernel_dicts(trace), [], 0, False, progress=flag)["cycles"] > 0
+
+
 # ---- what a cache architect checks ------------------------------------------------------------
 
 def streaming(ctas=30, warps=8, loads=8):

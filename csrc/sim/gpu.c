@@ -394,6 +394,9 @@ static int run_kernel(gcx_gpu *g, gcx_error *err)
         if (limit && g->now > limit)
             return gcx_fail(err, GCX_ERR_DEADLOCK, "sim.max_cycles = %llu reached in kernel %u",
                             (unsigned long long)limit, g->kernel + 1);
+        if (g->stop && *g->stop)
+            return gcx_fail(err, GCX_ERR_STOPPED, "stopped at cycle %llu of kernel %u", (unsigned long long)g->now,
+                            g->kernel + 1);
     }
     return GCX_OK;
 }

@@ -412,6 +412,7 @@ struct gcx_gpu {
     uint64_t n_free_reqs;
     const char *fault; /* an internal inconsistency: the run stops with this message */
     volatile uint64_t *progress; /* optional: instructions issued so far, for progress bars */
+    volatile uint64_t *stop;     /* optional: set non-zero by another thread to stop the run */
     int oom;                       /* the pool could not grow: the run stops with an error */
     /* derived geometry */
     uint32_t l1_sets, l2_sets, l2_per_channel, l1_line_shift, l2_line_shift;
