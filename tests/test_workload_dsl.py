@@ -203,6 +203,10 @@ def test_indices_trip_counts_and_launch_shapes_must_be_integers():
                                  (None, 64, "grid must be an int or a tuple of 1 to 3 ints, got None")):
         with pytest.raises(ValueError, match=message):
             Program("t").kernel("k", grid=grid, block=block)
+    with pytest.raises(TypeError, match="kernel 'k': regs must be an integer, got float 3.5"):
+        Program("t").kernel("k", grid=1, block=32, regs=3.5)
+    with pytest.raises(TypeError, match="kernel 'k': dynamic_shared must be an integer, got str '64'"):
+        Program("t").kernel("k", grid=1, block=32, dynamic_shared="64")
 
 
 def test_an_array_of_another_program_is_refused():

@@ -199,9 +199,11 @@ class Program:
         """Launch a kernel: returns its builder, also usable as ``with p.kernel(...) as k:``."""
         if self._open is not None:
             raise RuntimeError(f"kernel {self._open.name!r} is still open: end it before launching {name!r}")
-        if not 0 <= int(regs) <= 255:   # CUDA's limit per thread
+        regs = _integer(regs, f"kernel {name!r}: regs")
+        dynamic_shared = _integer(dynamic_shared, f"kernel {name!r}: dynamic_shared")
+        if not 0 <= regs <= 255:   # CUDA's limit per thread
             raise ValueError(f"kernel {name!r}: regs must be between 0 and 255, got {regs}")
-        if int(dynamic_shared) < 0:
+        if dynamic_shared < 0:
             raise ValueError(f"kernel {name!r}: dynamic_shared must be at least 0 bytes, got {dynamic_shared}")
         k = KernelBuilder(self, name, _dim3(grid, f"kernel {name!r}: grid", MAX_GRID),
                           _dim3(block, f"kernel {name!r}: block", MAX_BLOCK),
