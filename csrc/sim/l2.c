@@ -238,6 +238,25 @@ static inline uint64_t need_of(const gcx_req *r)
     return r->type == GCX_REQ_ATOMIC ? r->words : gcx_words_of_sectors(r->sectors);
 }
 
+/* Store r's words into `line` (present, being fetched, or just allocated for it): the power
+ * technique's hooks around the data-array write, and the access's statistics (`hit`). A line being
+ * fetched gets its valid sectors with the fill. */
+static void write_line(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now, int hit)
+{
+    gcx_tech *pw = tc->power;
+    gcx_cache *c = &tc->c;
+    if (pw->ops && pw->ops->line_access)
+        pw->ops->line_access(pw, tc, line, r, now);
+    gcx_tcache_note_access(tc, line, r, now, 1);
+    tc->word_valid[line] |= r->words;
+    if (!c->meta[line].reserved)
+        c->meta[line].valid |= data_sectors(c, tc->word_valid[line]);
+    c->meta[line].dirty = 1;
+    gcx_tcache_count_access(tc, 1, hit);
+    if (pw->ops && pw->ops->line_after_access)
+        pw->ops->line_after_access(pw, tc, line, r, now);
+}
+
 /* Try to accept one request; 0 if the partition cannot take it this cycle. */
 static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
 {
@@ -265,29 +284,14 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         if (way >= 0 && c->meta[line].reserved) {
             /* The line is being fetched: the words go into it now (the fill brings only the others).
              * A power technique cannot gate it before the fill (gcx_l2_power_off refuses). */
-            if (pw->ops && pw->ops->line_access)
-                pw->ops->line_access(pw, tc, line, r, now);
-            gcx_tcache_note_access(tc, line, r, now, 1);
-            tc->word_valid[line] |= r->words;
-            c->meta[line].dirty = 1;
-            gcx_tcache_count_access(tc, 1, 0);
-            if (pw->ops && pw->ops->line_after_access)
-                pw->ops->line_after_access(pw, tc, line, r, now);
+            write_line(tc, line, r, now, 0);
             tc->s.pending_hits++;
             retire(g, l2, r, now + lat);
             return 1;
         }
         int off = way >= 0 && c->meta[line].valid == 0 && tc->word_valid[line] == 0;
         if (way >= 0 && !off) {
-            if (pw->ops && pw->ops->line_access)
-                pw->ops->line_access(pw, tc, line, r, now);
-            gcx_tcache_note_access(tc, line, r, now, 1);
-            tc->word_valid[line] |= r->words;
-            c->meta[line].valid = data_sectors(c, tc->word_valid[line]) | (c->meta[line].valid);
-            c->meta[line].dirty = 1;
-            gcx_tcache_count_access(tc, 1, 1);
-            if (pw->ops && pw->ops->line_after_access)
-                pw->ops->line_after_access(pw, tc, line, r, now);
+            write_line(tc, line, r, now, 1);
             retire(g, l2, r, now + lat);
             return 1;
         }
@@ -312,18 +316,10 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             gcx_cache_install(c, line, la, 0, now);
         }
         gcx_tcache_note_new_data(tc, line, now);
-        tc->word_valid[line] = r->words;
-        c->meta[line].valid = data_sectors(c, r->words);
-        c->meta[line].dirty = 1;
         gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
         if (pw->ops && pw->ops->line_fill)
             pw->ops->line_fill(pw, tc, line, r, now);
-        if (pw->ops && pw->ops->line_access)
-            pw->ops->line_access(pw, tc, line, r, now);
-        gcx_tcache_note_access(tc, line, r, now, 1);
-        gcx_tcache_count_access(tc, 1, 0);
-        if (pw->ops && pw->ops->line_after_access)
-            pw->ops->line_after_access(pw, tc, line, r, now);
+        write_line(tc, line, r, now, 0);
         retire(g, l2, r, now + lat);
         return 1;
     }

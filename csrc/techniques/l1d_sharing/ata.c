@@ -12,7 +12,13 @@
  * waits never form a cycle. */
 #include "techniques/l1d_sharing/cluster.h"
 
-static int ata_init(gcx_tech *t, gcx_error *err) { return gcx_cluster_init(t, sizeof(gcx_cluster), err); }
+static int ata_init(gcx_tech *t, gcx_error *err)
+{
+    int rc = gcx_cluster_init(t, sizeof(gcx_cluster), err);
+    if (rc == GCX_OK)
+        ((gcx_cluster *)t->state)->aggregated_tags = 1;
+    return rc;
+}
 
 static int ata_request(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
 {
@@ -20,18 +26,6 @@ static int ata_request(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
     if (r->type != GCX_REQ_READ || r->space != GCX_SPACE_GLOBAL || c->size == 1)
         return GCX_L1_PRIVATE;
     return gcx_l1_access_private(t->gpu, &t->gpu->sms[sm], r, now);
-}
-
-/* Every tag lookup of a global read, refused attempts included, compares the other tag arrays of
- * the cluster too (in parallel, in the aggregated tag array). */
-static void ata_report(gcx_tech *t, gcx_stat_sink *sink)
-{
-    gcx_cluster *c = t->state;
-    uint64_t lookups = 0;
-    for (uint32_t i = 0; i < (uint32_t)t->gpu->cfg.sms; i++)
-        lookups += t->gpu->sms[i].l1.global_read_lookups;
-    c->remote_tag_lookups = c->size > 1 ? lookups * (c->size - 1) : 0;
-    gcx_cluster_report(t, sink);
 }
 
 /* Send fetch f (of `sm`'s L1D) to read the line in the L1D of `holder`, the next cycle. */
@@ -143,5 +137,5 @@ const gcx_technique gcx_tech_sharing_ata = {
     .l1_fetch_in_cluster = ata_fetch_in_cluster,
     .cluster_receive = ata_receive,
     .l1_fill = gcx_cluster_fill,
-    .report = ata_report,
+    .report = gcx_cluster_report,
 };

@@ -39,8 +39,10 @@ void gcx_cluster_report(gcx_tech *t, gcx_stat_sink *sink)
 {
     const gcx_cluster *c = t->state;
     const gcx_gpu *g = t->gpu;
-    uint64_t hits = 0, accesses = 0, lat = 0, loads = 0;
+    uint64_t hits = 0, accesses = 0, lat = 0, loads = 0, remote_tags = c->remote_tag_lookups;
     for (uint32_t i = 0; i < (uint32_t)g->cfg.sms; i++) {
+        if (c->aggregated_tags)
+            remote_tags += g->sms[i].l1.global_read_lookups * (c->size - 1);
         hits += g->sms[i].l1.tc.s.hits;
         accesses += g->sms[i].l1.tc.s.accesses;
         lat += g->sms[i].load_latency_sum;
@@ -48,7 +50,7 @@ void gcx_cluster_report(gcx_tech *t, gcx_stat_sink *sink)
     }
     sink->put(sink, "l1d_remote_hits", (double)c->remote_hits);
     sink->put(sink, "l1d_remote_reads", (double)c->remote_reads);
-    sink->put(sink, "l1d_remote_tag_lookups", (double)c->remote_tag_lookups);
+    sink->put(sink, "l1d_remote_tag_lookups", (double)remote_tags);
     sink->put(sink, "l1d_probes", (double)c->probes);
     sink->put(sink, "l1d_remote_fallbacks", (double)c->fallbacks);
     sink->put(sink, "l1d_remote_wait_refusals", (double)c->wait_refusals);

@@ -11,7 +11,9 @@ typedef struct gcx_cluster {
     uint32_t size;               /* SMs per cluster (l1d.cluster_size) */
     uint64_t remote_hits;        /* local misses whose data came from another L1D of the cluster */
     uint64_t remote_reads;       /* data-array reads for another SM's request */
-    uint64_t remote_tag_lookups; /* tag comparisons in the other L1Ds (aggregated tag array, probes) */
+    uint64_t remote_tag_lookups; /* tag comparisons in the other L1Ds by probes (remote-sharing) */
+    int aggregated_tags;         /* ATA: every tag lookup of a global read, refused attempts included,
+                                    also compares the cluster's other tag arrays */
     uint64_t probes;             /* probe messages sent (remote-sharing) */
     uint64_t fallbacks;          /* remote reads that found the line changed and went to the L2 */
     uint64_t wait_refusals;      /* remote reads that found the line still being fetched by an entry
