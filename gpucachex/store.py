@@ -90,13 +90,18 @@ class StoreError(Exception):
     reading or writing it failed."""
 
 
-def _why(exc: sqlite3.Error) -> str:
+_READ_ONLY = "the file is read-only; sweeps commit every finished run to their store: give a store file " \
+             "this process may write"
+
+
+def _is_read_only(exc: sqlite3.Error) -> bool:
     # SQLite says "attempt to write a readonly database" for a file it opened read-only: permissions,
     # a read-only mount, or a read-only URI.
-    if "readonly database" in str(exc):
-        return (f"the file is read-only ({exc}); sweeps commit every finished run to their store: give a "
-                f"store file this process may write")
-    return str(exc)
+    return "readonly database" in str(exc)
+
+
+def _why(exc: sqlite3.Error) -> str:
+    return f"{_READ_ONLY} ({exc})" if _is_read_only(exc) else str(exc)
 
 
 class ResultsStore:
@@ -141,7 +146,7 @@ class ResultsStore:
         except sqlite3.DatabaseError as exc:
             if self._db is not None:
                 self._db.close()
-            if "readonly database" in str(exc):
+            if _is_read_only(exc):
                 raise StoreError(f"{self.path}: {_why(exc)}") from None
             raise StoreError(f"{self.path}: not a usable results store ({exc})") from None
 
@@ -176,17 +181,17 @@ class ResultsStore:
             try:
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('write_check', '')")
             except sqlite3.OperationalError as exc:
-                if "readonly database" not in str(exc):
+                if not _is_read_only(exc):
                     raise
                 return False
             finally:
                 self._db.execute("ROLLBACK")
         return True
 
-    def _refuse_if_read_only(self, doing: str) -> None:
+    def require_writable(self, doing: str) -> None:
+        """Raise StoreError naming the file and `doing` if this process may not write the store."""
         if self.read_only:
-            raise StoreError(f"{self.path}: {doing} failed: the file is read-only; sweeps commit every "
-                             f"finished run to their store: give a store file this process may write")
+            raise StoreError(f"{self.path}: {doing} failed: {_READ_ONLY}")
 
     def _enable_wal(self, timeout: float) -> str:
         """Switch the file to WAL mode, the journal mode it answers. The switch needs the file to
@@ -329,7 +334,7 @@ class ResultsStore:
         params). Returns False when the store already held it (another sweep finished it first)."""
         values = [info[k] if k != "params" else _dumps(info[k]) for k in _RUN_INFO]
         clean = {k: clean_value(v) for k, v in metrics.items()}
-        self._refuse_if_read_only(f"storing run {info['run_key']}")
+        self.require_writable(f"storing run {info['run_key']}")
         with self._errors(f"storing run {info['run_key']}"), self._transaction():
             self._db.execute("INSERT OR IGNORE INTO configs VALUES (?, ?, ?)",
                              (info["config_key"], config.name, _dumps(config.to_dict())))
@@ -342,7 +347,7 @@ class ResultsStore:
     def put_failure(self, info: Mapping[str, Any], error: str, traceback: str = "") -> None:
         """Record that a run failed (replacing an earlier failure of the same run)."""
         values = [info[k] if k != "params" else _dumps(info[k]) for k in _RUN_INFO]
-        self._refuse_if_read_only(f"recording the failure of run {info['run_key']}")
+        self.require_writable(f"recording the failure of run {info['run_key']}")
         with self._errors(f"recording the failure of run {info['run_key']}"), self._transaction():
             if self._db.execute("SELECT 1 FROM runs WHERE run_key = ?", (info["run_key"],)).fetchone():
                 return  # another sweep stored a result for it: a result wins over a failure

@@ -713,7 +713,7 @@ def sweep(base: Config | str, grid=None, workloads: Sequence[Any] = (), *, seeds
                                            key=lambda p: order[p.workload_id]))
         if pending and store is not None:
             # Before any run: each finished one is committed at once, and could not be.
-            store._refuse_if_read_only(f"storing the {len(pending)} runs this sweep has to simulate")
+            store.require_writable(f"storing the {len(pending)} runs this sweep has to simulate")
         if pending:
             jobs = jobs or _cpu_count()
             traces = {p.workload_id: p.workload for p in pending if p.ref[0] == "trace"}
