@@ -804,11 +804,13 @@ def test_l2_mshr_merge_fails_last_the_whole_fetch():
 
 
 def test_l2_miss_queue_and_mshr_entry_fails():
-    # One warp loads 32 lines of one partition: with a 2-request DRAM queue the misses wait for room
-    # (miss-queue fails); with 2 L2 MSHR entries and a deep queue they wait for an entry.
-    # With 128 B interleaving over BASE's 6 partitions, lines 12 apart all fall in partition 0.
+    # One warp loads 32 lines of one partition: with a 2-request DRAM queue the misses that reach the
+    # channel wait for room, and the L2 takes no new miss meanwhile (miss-queue fails); with 2 L2
+    # MSHR entries and a deep queue they wait for an entry. With 128 B interleaving over BASE's 6
+    # partitions, lines 12 apart all fall in partition 0. A 1-cycle L2 latency lets the first misses
+    # reach DRAM while the warp still sends the others.
     prog = [ld(1 + i, lanes(0x400000 + i * 128 * 6 * 2)) for i in range(32)]
-    cfg = BASE.replace(**{"l2.interleave_bytes": 128})
+    cfg = BASE.replace(**{"l2.interleave_bytes": 128, "l2.latency": 1})
     q = run(one_warp(prog), cfg.replace(**{"dram.queue": 2}))
     assert q["l2_fail_miss_queue"] > 0 and q["l2_fail_mshr_entry"] == 0
     e = run(one_warp(prog), cfg.replace(**{"l2.mshr_entries": 2}))

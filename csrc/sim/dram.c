@@ -1,8 +1,21 @@
 /* A DRAM channel. `simple`: requests are served in order, each taking its burst on the data bus
  * plus a fixed latency. `frfcfs`: banks with row buffers; among waiting requests, the oldest one
  * hitting an open row in a free bank goes first, else the oldest one whose bank is free; a row
- * miss pays precharge and activate before the column access. Reads return data to their L2
- * partition; writes just complete. */
+ * miss pays precharge and activate before the column access, and a bank takes its next column
+ * command once this one's burst is over, so row hits to one bank follow each other at the bus's
+ * pace. Reads return data to their L2 partition; writes just complete.
+ *
+ * The scheduler's queue (dram.queue, GPGPU-Sim's -gpgpu_frfcfs_dram_sched_queue_size) holds only
+ * requests that have reached the channel: an L2 miss first crosses the L2's latency (GPGPU-Sim's
+ * requests cross the ROP delay before the L2 looks them up) and waits in `pend` meanwhile, and
+ * while the queue is full. A queue that also held requests during that latency would cap a channel
+ * at dram.queue requests per L2 latency, far below its bandwidth. The L2 takes no new miss while
+ * requests that reached the channel wait for room (gcx_dram_backlogged): the channel is behind,
+ * as when GPGPU-Sim's L2-to-DRAM queue is full.
+ *
+ * The data bus is kept in exact (fractional) cycles: 128 bytes at 42.2 bytes a cycle take 3.03
+ * cycles, and rounding each burst up to whole cycles would serve 32 bytes a cycle instead. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +26,7 @@ int gcx_dram_init(gcx_gpu *g, uint32_t ch, gcx_error *err)
     gcx_dram *d = &g->dram[ch];
     memset(d, 0, sizeof *d);
     d->q.cap = (uint32_t)g->cfg.dram_queue;
+    d->pend.cap = UINT32_MAX;
     d->busy.cap = UINT32_MAX;
     d->bank_free = calloc((size_t)g->cfg.dram_banks, sizeof *d->bank_free);
     d->open_row = malloc((size_t)g->cfg.dram_banks * sizeof *d->open_row);
@@ -31,42 +45,50 @@ void gcx_dram_free(gcx_dram *d)
     memset(d, 0, sizeof *d);
 }
 
-/* Whether channel `ch`'s scheduler has room for `n` more requests. */
-int gcx_dram_can_accept(const gcx_gpu *g, uint32_t ch, uint32_t n)
+/* Move the requests that have reached the channel into the scheduler's queue while it has room,
+ * in the order they arrived. */
+static void admit(gcx_dram *d, uint64_t now)
 {
-    const gcx_queue *q = &g->dram[ch].q;
-    return q->n + n <= q->cap;
+    while (gcx_q_ready(&d->pend, now) && !gcx_q_full(&d->q)) {
+        gcx_req *r = gcx_q_pop(&d->pend);
+        gcx_q_push(&d->q, r, r->t_ready);
+    }
 }
 
+int gcx_dram_backlogged(gcx_gpu *g, uint32_t ch)
+{
+    gcx_dram *d = &g->dram[ch];
+    admit(d, g->now);
+    return gcx_q_ready(&d->pend, g->now);
+}
+
+/* A request for channel `ch` that reaches it at `t_ready`. Writebacks come without asking
+ * (evictions that already happened) and wait in line like the others. */
 void gcx_dram_push(gcx_gpu *g, uint32_t ch, gcx_req *r, uint64_t t_ready)
 {
-    /* Writebacks may exceed the queue briefly (they come from evictions that already happened). */
-    gcx_q_insert_sorted(&g->dram[ch].q, r, t_ready);
+    gcx_q_insert_sorted(&g->dram[ch].pend, r, t_ready);
 }
 
 /* The channel-local address: the partition bits removed, partitions of the channel side by side. */
 static inline uint64_t channel_addr(const gcx_gpu *g, uint64_t addr)
 {
     uint64_t il = (uint64_t)g->cfg.l2_interleave_bytes, parts = (uint64_t)g->cfg.l2_partitions;
-    uint64_t chunk = addr / il;
+    uint64_t chunk = gcx_l2_chunk(g, addr);
     uint64_t sub = (chunk % parts) % g->l2_per_channel;
     return ((chunk / parts) * g->l2_per_channel + sub) * il + addr % il;
 }
 
-static inline uint32_t burst_cycles(const gcx_gpu *g, const gcx_req *r)
-{
-    double bytes = (double)gcx_popcount64(r->sectors) * 32.0;
-    double c = bytes / g->cfg.dram_bytes_per_cycle;
-    uint32_t n = (uint32_t)c;
-    return n + (c > (double)n) + (n == 0 && c == 0.0);
-}
+/* The first whole cycle at or after the exact time t (a bus time within rounding of a whole cycle
+ * is that cycle). */
+static inline uint64_t cycle_at(double t) { return (uint64_t)ceil(t - 1e-9); }
 
-static void start(gcx_gpu *g, gcx_dram *d, gcx_req *r, uint64_t data_start, uint64_t now)
+/* Put r's data on the bus from `data_start`, or once the bus is free. */
+static void start(gcx_gpu *g, gcx_dram *d, gcx_req *r, uint64_t data_start)
 {
-    uint32_t burst = burst_cycles(g, r);
-    if (data_start < d->bus_free)
-        data_start = d->bus_free;
-    d->bus_free = data_start + burst;
+    double burst = (double)gcx_popcount64(r->sectors) * 32.0 / g->cfg.dram_bytes_per_cycle;
+    double begin = (double)data_start > d->bus_exact ? (double)data_start : d->bus_exact;
+    d->bus_exact = begin + burst;
+    d->bus_free = cycle_at(d->bus_exact);
     d->bytes += (uint64_t)gcx_popcount64(r->sectors) * 32;
     if (r->type == GCX_REQ_READ)
         d->reads++;
@@ -75,8 +97,7 @@ static void start(gcx_gpu *g, gcx_dram *d, gcx_req *r, uint64_t data_start, uint
     uint64_t latency = (uint64_t)g->cfg.dram_latency;
     if (g->cfg.dram_latency_jitter) /* the busy queue is kept in completion order, so jitter may reorder */
         latency += gcx_rng_below(&d->jitter, (uint32_t)g->cfg.dram_latency_jitter + 1);
-    gcx_q_insert_sorted(&d->busy, r, data_start + burst + latency);
-    (void)now;
+    gcx_q_insert_sorted(&d->busy, r, d->bus_free + latency);
 }
 
 /* Remove and return the request at position `prev->next` (or the head when prev is NULL). */
@@ -132,8 +153,9 @@ static int schedule_frfcfs(gcx_gpu *g, gcx_dram *d, uint64_t now)
     }
     d->open_row[bank] = row;
     gcx_req *r = unlink_after(&d->q, pick_prev);
-    start(g, d, r, now + t, now);
-    d->bank_free[bank] = d->bus_free; /* the bank is busy until its data has been transferred */
+    start(g, d, r, now + t);
+    /* The column command went t_cl before the data; the bank takes the next one a burst later. */
+    d->bank_free[bank] = cycle_at(d->bus_exact - (double)c->dram_t_cl);
     return 1;
 }
 
@@ -151,9 +173,12 @@ int gcx_dram_cycle(gcx_gpu *g, uint32_t ch)
         }
         progress = 1;
     }
+    uint32_t waiting = d->q.n;
+    admit(d, now);
+    progress |= d->q.n != waiting;
     if (g->cfg.dram_model == GCX_DRAM_SIMPLE) {
         if (gcx_q_ready(&d->q, now) && d->bus_free <= now + 1) {
-            start(g, d, gcx_q_pop(&d->q), now, now);
+            start(g, d, gcx_q_pop(&d->q), now);
             progress = 1;
         }
     } else if (d->q.head && d->q.head->t_ready <= now) {
@@ -168,6 +193,13 @@ uint64_t gcx_dram_next_event(gcx_gpu *g, uint32_t ch)
     uint64_t t = GCX_INF, now = g->now;
     if (d->busy.head)
         t = d->busy.head->t_ready;
+    /* A request reaching the channel (admitted next cycle if there is room; if there is none, the
+     * channel is behind from then on and its queue's progress is the next event). */
+    if (d->pend.head) {
+        uint64_t s = d->pend.head->t_ready > now ? d->pend.head->t_ready : gcx_q_full(&d->q) ? GCX_INF : now + 1;
+        if (s < t)
+            t = s;
+    }
     if (g->cfg.dram_model == GCX_DRAM_SIMPLE) {
         if (d->q.head) {
             uint64_t s = d->q.head->t_ready;

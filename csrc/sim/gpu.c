@@ -326,7 +326,7 @@ static int deadlock(gcx_gpu *g, gcx_error *err, const char *why)
     for (uint32_t p = 0; p < (uint32_t)g->cfg.l2_partitions; p++)
         l2_in += g->req_net.dst_q[p].n;
     for (uint32_t ch = 0; ch < (uint32_t)g->cfg.dram_channels; ch++)
-        dram_q += g->dram[ch].q.n + g->dram[ch].busy.n;
+        dram_q += g->dram[ch].pend.n + g->dram[ch].q.n + g->dram[ch].busy.n;
     return gcx_fail(err, GCX_ERR_DEADLOCK,
                     "no progress (%s) at cycle %llu in kernel %u: %u CTAs left, %u busy SMs, %u resident warps "
                     "(%u waiting on memory, %u at a barrier), %u L1D MSHRs in use, %u in L1D miss queues, %u "
@@ -335,17 +335,21 @@ static int deadlock(gcx_gpu *g, gcx_error *err, const char *why)
                     mshr, missq, l2_in, dram_q, (unsigned long long)g->reqs_live);
 }
 
+/* SMs and L2 partitions compete for crossbar ports, buffer slots and DRAM queue entries by acting
+ * first in a cycle; who goes first rotates every cycle (round robin, as GPGPU-Sim's iSLIP
+ * allocators and its sub-partitions' turns at their channel), so that no index always wins. */
 static int cycle(gcx_gpu *g)
 {
     int progress = 0;
-    uint32_t n_sms = (uint32_t)g->cfg.sms;
+    uint32_t n_sms = (uint32_t)g->cfg.sms, n_parts = (uint32_t)g->cfg.l2_partitions;
+    uint32_t first_sm = (uint32_t)(g->now % n_sms), first_part = (uint32_t)(g->now % n_parts);
     for (uint32_t ch = 0; ch < (uint32_t)g->cfg.dram_channels; ch++)
         progress |= gcx_dram_cycle(g, ch);
-    for (uint32_t p = 0; p < (uint32_t)g->cfg.l2_partitions; p++)
+    for (uint32_t k = 0, p = first_part; k < n_parts; k++, p = p + 1 == n_parts ? 0 : p + 1)
         progress |= gcx_l2_cycle(g, p);
-    for (uint32_t i = 0; i < n_sms; i++)
+    for (uint32_t k = 0, i = first_sm; k < n_sms; k++, i = i + 1 == n_sms ? 0 : i + 1)
         progress |= gcx_l1_cycle(g, &g->sms[i]);
-    for (uint32_t i = 0; i < n_sms; i++)
+    for (uint32_t k = 0, i = first_sm; k < n_sms; k++, i = i + 1 == n_sms ? 0 : i + 1)
         progress |= gcx_sm_cycle(g, &g->sms[i]);
     progress |= dispatch(g);
     return progress;

@@ -345,7 +345,7 @@ typedef struct gcx_sm {
 
 typedef struct gcx_xbar {
     uint32_t n_src, n_dst;
-    uint64_t *src_free, *dst_free; /* cycle each port is free again */
+    uint64_t *src_free, *dst_free; /* flit slot (cycle x flits_per_cycle) each port is free again */
     gcx_queue *dst_q;              /* packets on their way to, or waiting at, each destination */
     uint32_t latency, flit_bytes, flits_per_cycle;
     uint64_t flits, packets;
@@ -364,9 +364,11 @@ typedef struct gcx_l2 {
 } gcx_l2;
 
 typedef struct gcx_dram {
-    gcx_queue q;        /* waiting to be scheduled */
+    gcx_queue pend;     /* on the way from the L2 (its latency), or arrived and waiting for room in q */
+    gcx_queue q;        /* waiting to be scheduled (dram.queue entries) */
     gcx_queue busy;     /* being served, ordered by completion */
-    uint64_t bus_free;
+    double bus_exact;   /* when the data bus is free, in exact cycles */
+    uint64_t bus_free;  /* the same, rounded up to a whole cycle */
     uint64_t *bank_free;
     uint64_t *open_row;
     uint64_t reads, writes, row_hits, row_misses, bytes;
@@ -544,7 +546,8 @@ int gcx_xbar_can_send(const gcx_xbar *x, uint32_t src, uint32_t dst, uint64_t no
 /* The earliest cycle a packet due at `due` can leave source `src` (a sender's next event). */
 static inline uint64_t gcx_xbar_departure(const gcx_xbar *x, uint32_t src, uint64_t due)
 {
-    return x->src_free[src] > due ? x->src_free[src] : due;
+    uint64_t free_cycle = x->src_free[src] / x->flits_per_cycle;
+    return free_cycle > due ? free_cycle : due;
 }
 void gcx_xbar_send(gcx_xbar *x, uint32_t src, uint32_t dst, gcx_req *r, uint32_t bytes, uint64_t now);
 /* A control packet of `bytes` that carries no request: it occupies the two ports and counts its
@@ -617,6 +620,10 @@ void gcx_l1_fetch_l2(gcx_gpu *g, uint32_t sm, gcx_req *f, uint64_t now);
 /* l2.c */
 int gcx_l2_init(gcx_gpu *g, uint32_t p, gcx_error *err);
 void gcx_l2_free(gcx_l2 *l2);
+/* addr's interleaving chunk, hashed when l2.index = "xor": the chunk's remainder by the number of
+ * partitions is its partition, its quotient its place within the partition (and its channel). The
+ * hash is invertible, so no two chunks share both. */
+uint64_t gcx_l2_chunk(const gcx_gpu *g, uint64_t addr);
 uint32_t gcx_l2_partition_of(const gcx_gpu *g, uint64_t addr);
 void gcx_l2_prefill(gcx_gpu *g, uint64_t addr, uint64_t bytes);
 /* The line of partition p whose tag is addr's (data present, pending or powered off), or GCX_NONE. */
@@ -628,7 +635,9 @@ int gcx_l2_power_off(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t now, in
 /* dram.c */
 int gcx_dram_init(gcx_gpu *g, uint32_t ch, gcx_error *err);
 void gcx_dram_free(gcx_dram *d);
-int gcx_dram_can_accept(const gcx_gpu *g, uint32_t ch, uint32_t n);
+/* Whether requests that reached channel ch wait for room in its scheduler's queue (then the L2
+ * takes no request that may need DRAM). */
+int gcx_dram_backlogged(gcx_gpu *g, uint32_t ch);
 void gcx_dram_push(gcx_gpu *g, uint32_t ch, gcx_req *r, uint64_t t_ready);
 
 /* techniques: call the hook of every active technique that has one */

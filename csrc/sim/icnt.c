@@ -4,6 +4,10 @@
  * refuses new packets, which is how back-pressure reaches the senders. Arrivals at a destination
  * are in order, because its port serves one packet after another.
  *
+ * Ports are timed in flit slots (flits_per_cycle of them a cycle), so that a packet may begin in
+ * the slot after the previous one ended: five-flit packets at two flits a cycle take 2.5 cycles
+ * each, not 3.
+ *
  * A source sends its next packet only once its port is free: its backlog waits in the sender's
  * own queue (an input FIFO, head-of-line blocking included). Were a busy source allowed to book
  * its later packets, each would hold its destination's port at a future cycle, and other sources
@@ -45,7 +49,7 @@ void gcx_xbar_free(gcx_xbar *x)
 
 int gcx_xbar_can_send(const gcx_xbar *x, uint32_t src, uint32_t dst, uint64_t now)
 {
-    return x->src_free[src] <= now && !gcx_q_full(&x->dst_q[dst]);
+    return x->src_free[src] < (now + 1) * x->flits_per_cycle && !gcx_q_full(&x->dst_q[dst]);
 }
 
 uint64_t gcx_xbar_charge(gcx_xbar *x, uint32_t src, uint32_t dst, uint32_t bytes, uint64_t now)
@@ -53,16 +57,17 @@ uint64_t gcx_xbar_charge(gcx_xbar *x, uint32_t src, uint32_t dst, uint32_t bytes
     uint32_t flits = (bytes + x->flit_bytes - 1) / x->flit_bytes;
     if (flits == 0)
         flits = 1;
-    uint64_t cycles = (flits + x->flits_per_cycle - 1) / x->flits_per_cycle;
-    uint64_t start = now;
+    uint64_t start = now * x->flits_per_cycle;
     if (x->src_free[src] > start)
         start = x->src_free[src];
     if (x->dst_free[dst] > start)
         start = x->dst_free[dst];
-    x->src_free[src] = x->dst_free[dst] = start + cycles;
+    uint64_t end = start + flits;
+    x->src_free[src] = x->dst_free[dst] = end;
     x->flits += flits;
     x->packets++;
-    return start + cycles + x->latency;
+    /* Arrives in the cycle after its last flit crossed. */
+    return (end + x->flits_per_cycle - 1) / x->flits_per_cycle + x->latency;
 }
 
 void gcx_xbar_send(gcx_xbar *x, uint32_t src, uint32_t dst, gcx_req *r, uint32_t bytes, uint64_t now)

@@ -8,15 +8,19 @@
 
 #include "sim/gpu.h"
 
-uint32_t gcx_l2_partition_of(const gcx_gpu *g, uint64_t addr)
+uint64_t gcx_l2_chunk(const gcx_gpu *g, uint64_t addr)
 {
     uint64_t chunk = addr / (uint64_t)g->cfg.l2_interleave_bytes;
-    uint64_t parts = (uint64_t)g->cfg.l2_partitions;
     if (g->cfg.l2_index == GCX_INDEX_CHOICE_XOR) {
-        uint32_t k = gcx_log2(parts) + 1;
+        uint32_t k = gcx_log2((uint64_t)g->cfg.l2_partitions) + 1;
         chunk ^= (chunk >> k) ^ (chunk >> (2 * k));
     }
-    return (uint32_t)(chunk % parts);
+    return chunk;
+}
+
+uint32_t gcx_l2_partition_of(const gcx_gpu *g, uint64_t addr)
+{
+    return (uint32_t)(gcx_l2_chunk(g, addr) % (uint64_t)g->cfg.l2_partitions);
 }
 
 /* The address with the partition-selecting bits removed: consecutive within a partition, so that
@@ -24,7 +28,7 @@ uint32_t gcx_l2_partition_of(const gcx_gpu *g, uint64_t addr)
 static inline uint64_t local_addr(const gcx_gpu *g, uint64_t addr)
 {
     uint64_t il = (uint64_t)g->cfg.l2_interleave_bytes;
-    return (addr / il) / (uint64_t)g->cfg.l2_partitions * il + addr % il;
+    return gcx_l2_chunk(g, addr) / (uint64_t)g->cfg.l2_partitions * il + addr % il;
 }
 
 static inline uint32_t channel_of(const gcx_gpu *g, uint32_t p) { return p / g->l2_per_channel; }
@@ -295,7 +299,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             retire(g, l2, r, now + lat);
             return 1;
         }
-        if (!gcx_dram_can_accept(g, ch, 1))
+        if (gcx_dram_backlogged(g, ch))
             return refuse(l2, GCX_FAIL_MISS_QUEUE); /* an eviction or the write itself may need DRAM */
         if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
             gcx_tcache_count_access(tc, 1, 0);
@@ -324,7 +328,8 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         return 1;
     }
 
-    /* Reads and atomics. */
+    /* Reads and atomics. In a sectored L2 a request whose sectors are present hits even while the
+     * line is fetched for other sectors (GPGPU-Sim's sector cache); otherwise it waits for the fetch. */
     uint64_t need = need_of(r);
     if (way >= 0 && c->meta[line].reserved) {
         uint32_t ei = tc->mshr_of[line];
@@ -336,7 +341,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             /* A sector the fetch in flight does not bring (a sectored L2): fetch it now, into the same
              * line, as GPGPU-Sim's sector cache does on a sector miss to a reserved line. It is a
              * miss; the entry answers each waiting request once its own sectors have arrived. */
-            if (!gcx_dram_can_accept(g, ch, 1))
+            if (gcx_dram_backlogged(g, ch))
                 return refuse(l2, GCX_FAIL_MISS_QUEUE);
             send_fetch(g, p, r->addr, line, ei, fetch_sectors32(c, missing), now + lat);
             gcx_mshr_add(&l2->mshr, ei, r);
@@ -362,10 +367,10 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         reply(g, l2, r, now + lat + extra);
         return 1;
     }
-    /* Miss: an MSHR entry and DRAM room (two slots: a dirty victim may need one). */
+    /* Miss: an MSHR entry, and a DRAM channel that is not behind (a dirty victim may need it too). */
     if (l2->mshr.n_free == 0)
         return refuse(l2, GCX_FAIL_MSHR_ENTRY);
-    if (!gcx_dram_can_accept(g, ch, 2))
+    if (gcx_dram_backlogged(g, ch))
         return refuse(l2, GCX_FAIL_MISS_QUEUE);
     int allocate = !(pw->ops && pw->ops->allocate) || pw->ops->allocate(pw, tc, r, now);
     uint8_t fetch32;
