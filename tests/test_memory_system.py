@@ -111,3 +111,15 @@ def test_the_xor_partition_hash_keeps_every_l2_set_in_use():
                                                 "l2.ways": 8, "l2.index": index})
         r = simulate(cfg, two_passes(n, base=0x200000))
         assert r["l2_accesses"] == 2 * n and r["l2_misses"] == n, index
+
+
+def test_a_sectored_l2_serves_a_present_sector_while_the_line_fetches_another():
+    # A warp reads sector 0 of a line, then sector 1 (a fetch), then sector 0 again: as in GPGPU-Sim's
+    # sector cache the third read hits at once instead of waiting for the sector-1 fetch.
+    cfg = presets.get("loscache").replace(**{"core.sms": 1, "core.max_ctas": 1, "core.schedulers": 1,
+                                              "l1i.size_kb": 0, "l1d.cache_global": False, "l2.sector_bytes": 32})
+    a = 0x100000
+    prog = [ld(1, lanes(a, n=8)), alu(dst=(2,), src=(1,)), ld(3, lanes(a + 32, n=8), src=(2,)),
+            ld(4, lanes(a, n=8), src=(2,)), alu(dst=(5,), src=(4,))]
+    r = simulate(cfg, build([KernelSpec([[prog]])]))
+    assert r["l2_hits"] == 1 and r["l2_pending_hits"] == 0 and r["l2_misses"] == 2 and r["dram_reads"] == 2

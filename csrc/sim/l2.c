@@ -331,7 +331,8 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
     /* Reads and atomics. In a sectored L2 a request whose sectors are present hits even while the
      * line is fetched for other sectors (GPGPU-Sim's sector cache); otherwise it waits for the fetch. */
     uint64_t need = need_of(r);
-    if (way >= 0 && c->meta[line].reserved) {
+    int present = way >= 0 && (tc->word_valid[line] & need) == need;
+    if (way >= 0 && c->meta[line].reserved && !(c->sectors_per_line > 1 && present)) {
         uint32_t ei = tc->mshr_of[line];
         gcx_mshr_entry *e = &l2->mshr.e[ei];
         uint64_t missing = need & ~(tc->word_valid[line] | gcx_words_of_sectors(e->requested));
@@ -354,7 +355,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         return 1;
     }
     int off = way >= 0 && c->meta[line].valid == 0 && tc->word_valid[line] == 0;
-    if (way >= 0 && !off && (tc->word_valid[line] & need) == need) {
+    if (present && !off) {
         uint64_t extra = 0;
         if (pw->ops && pw->ops->line_access)
             extra = pw->ops->line_access(pw, tc, line, r, now);
