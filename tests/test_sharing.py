@@ -354,6 +354,63 @@ def test_ata_falls_back_to_l2_when_the_remote_line_changed_before_the_read():
     assert r["l1d_remote_fallbacks"] == 0 and r["l1d_remote_hits"] == 1
 
 
+# ---- sharing with line power techniques -------------------------------------------------------
+
+def sm0_line_a(r):
+    """(ON, DROWSY, OFF) cycles of the line of SM 0's L1D that holds A (the one ON the longest)."""
+    res = r.line_residency("l1d")
+    res = res[:len(res) // 2]  # SM 0's lines come first, then SM 1's
+    return res[int(np.argmax(res[:, 0]))].tolist()
+
+
+@pytest.mark.parametrize("mode", ["ata", "remote"])
+def test_another_l1d_never_finds_a_line_past_its_decay_cycle(mode):
+    # SAME_LINE: SM 1 reads A about 400 cycles after SM 0's fill. Decay switches lines off lazily, when
+    # a lookup touches their set, so the other L1D's tag check must apply it too: SM 0's copy is gone,
+    # SM 1's read goes to the L2, and SM 0's line was ON for the interval only (one decay, no revival).
+    r = simulate(BASE.replace(**{"l1d.sharing": mode, "l1d.power": "decay", "decay.interval": 100}), SAME_LINE,
+                 detail=True)
+    assert (r["l1d_remote_hits"], r["l1d_remote_reads"], r["l2_read_accesses"]) == (0, 0, 2)
+    assert r["l1d_decay_lines"] == 1 and r["l1d_hits"] == 1
+    assert sm0_line_a(r) == [100, 0, r["cycles"] - 100]
+    # an interval longer than the gap keeps the copy: a remote hit, and SM 0's line ON to the end
+    r = simulate(BASE.replace(**{"l1d.sharing": mode, "l1d.power": "decay", "decay.interval": 10000}), SAME_LINE,
+                 detail=True)
+    assert (r["l1d_remote_hits"], r["l2_read_accesses"], r["l1d_decay_lines"]) == (1, 1, 0)
+    assert sm0_line_a(r)[1:] == [0, r["cycles"] - sm0_line_a(r)[0]] and sm0_line_a(r)[0] > 300
+
+
+def test_ata_a_line_that_decays_before_the_remote_read_arrives_sends_it_to_the_l2():
+    # A 300-cycle cluster network: SM 1 compares tags 120 cycles after SM 0's fill and finds A, but
+    # A decays 200 cycles after the fill, before SM 1's read reaches SM 0: the read falls back.
+    slow = {"cluster.latency": 300}
+    m = latency_sum(run(two_sms([ld(101, lanes(A)), use(101)], [alu(dst=(1,))]), "ata", **slow))
+    tr = two_sms([ld(101, lanes(A)), use(101)], chain((int(m) + 120) // 4) + [ld(102, lanes(A)), use(102)])
+    r = run(tr, "ata", **slow, **{"l1d.power": "decay", "decay.interval": 200})
+    assert (r["l1d_remote_fallbacks"], r["l1d_remote_hits"], r["l1d_remote_reads"]) == (1, 0, 0)
+    assert r["l1d_decay_lines"] == 1 and r["l2_read_accesses"] == 2
+    r = run(tr, "ata", **slow, **{"l1d.power": "decay", "decay.interval": 100000})
+    assert (r["l1d_remote_fallbacks"], r["l1d_remote_hits"], r["l1d_decay_lines"]) == (0, 1, 0)
+
+
+@pytest.mark.parametrize("mode", ["ata", "remote"])
+def test_a_remote_read_wakes_a_drowsy_line_and_waits_for_it(mode):
+    # Drowsy L1Ds (window 0): SM 0's copy of A is drowsy long before SM 1's read. Tags never sleep, so
+    # the remote tag check finds it; the remote data read wakes it and waits the wake-up, like a local hit.
+    lat = {}
+    for wake in (0, 2):
+        r = simulate(BASE.replace(**{"l1d.sharing": mode, "l1d.power": "drowsy", "drowsy.wakeup_cycles": wake}),
+                     SAME_LINE, detail=True)
+        assert r["l1d_remote_hits"] == 1 and r["l2_read_accesses"] == 1
+        # wake-ups: both fills, then SM 0's line for the remote read and SM 1's for its local hit
+        assert (r["l1d_drowsy_fill_wakeups"], r["l1d_drowsy_access_wakeups"]) == (2, 2)
+        assert r["l1d_drowsy_wait_cycles"] == 2 * wake
+        # SM 0's line: ON the cycle of its fill, then from the remote read until one cycle after its data
+        assert sm0_line_a(r) == [2 + wake, r["cycles"] - 2 - wake, 0]
+        lat[wake] = latency_sum(r)
+    assert lat[2] - lat[0] == 2 * 2  # the remote read's wake-up and SM 1's local hit's
+
+
 def test_shared_memory_local_and_atomics_behave_as_private():
     prog = [ld(101, lanes(0x100), opcode="LDS"), ld(102, lanes(0x40000), opcode="LDL"), use(102),
             ld(103, lanes(A), opcode="ATOMG.E.ADD"), use(103), ld(104, lanes(0x40000), opcode="LDL"), use(104)]

@@ -595,9 +595,11 @@ void gcx_l1_free(gcx_l1 *l1);
 int gcx_l1_serve(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now);
 /* The same for a request that already passed this L1D's bypass checks (from l1_request). */
 int gcx_l1_access_private(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now);
-/* A tag comparison that changes nothing: the line of the L1D of `sm` holding every 32-byte sector
- * of `sectors` of the line at addr (any valid sector when sectors is 0), or GCX_NONE. */
-uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors);
+/* A tag comparison: the line of the L1D of `sm` holding every 32-byte sector of `sectors` of the
+ * line at addr (any valid sector when sectors is 0), or GCX_NONE. Like the L1D's own lookups it
+ * first applies the power technique's lazy line-state changes due in that set (cache decay), and
+ * changes nothing else. */
+uint32_t gcx_l1_holds(gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors);
 /* A tag comparison that finds the line at addr being fetched into the L1D of `sm` (its tag reserved,
  * every 32-byte sector of `sectors` asked for) by an entry that waits on no other L1D and can take
  * one more request: that MSHR entry, or GCX_NONE. */

@@ -530,9 +530,14 @@ static inline uint32_t tag_line(const gcx_cache *c, uint64_t addr)
     return way < 0 ? GCX_NONE : set * c->cfg.ways + (uint32_t)way;
 }
 
-uint32_t gcx_l1_holds(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors)
+uint32_t gcx_l1_holds(gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors)
 {
-    const gcx_cache *c = &g->sms[sm].l1.tc.c;
+    gcx_tcache *tc = &g->sms[sm].l1.tc;
+    const gcx_cache *c = &tc->c;
+    /* Another SM's comparison sees the set as a lookup of this L1D's own would: line-state changes
+     * the power technique makes lazily (a decayed line switched off and its data lost) are due by
+     * now, or a line past its decay cycle would be found, read remotely and revived. */
+    gcx_tcache_before_lookup(tc, gcx_cache_set_of(c, addr >> c->line_shift), g->now);
     uint32_t line = tag_line(c, addr);
     /* A switched-off L1D's data is gated, even sectors of a line it was still fetching. */
     if (line == GCX_NONE || g->sms[sm].l1.off)

@@ -39,7 +39,7 @@ static void read_remote(gcx_gpu *g, uint32_t sm, uint32_t holder, gcx_req *f, ui
 /* The distributor's choice for a miss of `sm` on `sectors` of addr's line: the first other L1D (from
  * the requester on) that holds every one of them, else the first that is fetching them and can be
  * waited on (*wait set), else GCX_NONE (the L2). */
-static uint32_t ata_source(const gcx_gpu *g, const gcx_cluster *c, uint32_t sm, uint64_t addr, uint8_t sectors,
+static uint32_t ata_source(gcx_gpu *g, const gcx_cluster *c, uint32_t sm, uint64_t addr, uint8_t sectors,
                            int *wait)
 {
     *wait = 0;

@@ -4,8 +4,9 @@
  * Semantics: every line starts OFF and a fill powers it ON; an access or a fill restarts the line's
  * idle count; a line idle for decay.interval cycles is OFF from that cycle on, its tag invalidated,
  * so a later access misses; an evicted line is OFF until its next fill. Lazy: before the cache looks
- * up a set, the set's lines whose decay cycle has passed are switched off (the OFF residency starts
- * at the decay cycle; the writeback of a dirty line leaves at the lookup, when the model next
+ * up a set (its own lookups, and in a shared-L1 cluster another L1D's tag checks, so no SM finds
+ * decayed data), the set's lines whose decay cycle has passed are switched off (the OFF residency
+ * starts at the decay cycle; the writeback of a dirty line leaves at the lookup, when the model next
  * touches the set, which changes no hit or miss). At the end of the run lines past their decay
  * cycle are OFF from it. This is the reference the drowsy technique is compared against: it saves
  * more leakage per idle line but pays misses for data it threw away. */
