@@ -361,6 +361,27 @@ def test_access_and_interval_histograms_and_utilisation():
     assert F > 0
 
 
+def test_an_interval_pairs_two_accesses_to_one_block_in_one_residency():
+    # A one-way L1D with the mod index (128 sets of 128 B): A and B share a frame.
+    frame = BASE.replace(**{"l1d.ways": 1, "l1d.index": "mod"})
+    B = A + 128 * 128
+    # A, then B about 600 cycles later in A's frame: B's first access pairs with neither A's access
+    # nor B's own fill
+    r = simulate(frame, one_warp([ld(1, lanes(A))] + chain(150, 1) + [ld(3, lanes(B), src=(11,))]))
+    assert r["l1d_evictions"] == 1 and r["l1d_interval_count"] == 0 and r["l1d_I0"] == 0
+    # A read twice: the second load issues 12 dependent ALU instructions (4 cycles each) after the
+    # first one's answer and reaches the L1D a cycle later: one pair of 49 cycles
+    r = simulate(frame, one_warp([ld(1, lanes(A))] + chain(12, 1) + [ld(3, lanes(A), src=(11,))]))
+    assert r["l1d_hits"] == 1 and (r["l1d_interval_count"], r["l1d_interval_sum"]) == (1, 49)
+    assert r["l1d_I32_63"] == 1 and r["l1d_inter_access_cycles"] == 49
+    # A refilled after decay dropped it: the refill's access pairs with nothing before the block
+    # left; the hit that follows it a cycle later does
+    prog = [ld(1, lanes(A))] + chain(40, 1) + [ld(3, lanes(A), src=(11,)), ld(5, lanes(A), src=(3,))]
+    r = simulate(BASE.replace(**{"l1d.power": "decay", "decay.interval": 100}), one_warp(prog))
+    assert r["l1d_decay_lines"] == 1 and r["l1d_hits"] == 1
+    assert (r["l1d_interval_count"], r["l1d_interval_sum"]) == (1, 1)
+
+
 def test_access_buckets_are_powers_of_two():
     # 17 reads of one line land in A16_31; the first read is a miss.
     prog = [ld(1 + i % 4, lanes(A)) for i in range(17)]

@@ -105,6 +105,18 @@ def test_under_prediction_causes_an_early_gating_and_a_threshold_increase():
     assert adaptive["l2_prediction_accuracy"] > naive["l2_prediction_accuracy"]
 
 
+def test_a_block_refilled_under_its_kept_tag_starts_its_intervals_again():
+    # Naive mode, predicted 2 for blocks read 3 times: CTAs 1-3 each read their block twice, it is
+    # gated with its tag kept, and the third read refills the same line. An inter-access interval
+    # lies within one residency: the predictor's block and each other block give one pair (their
+    # first two reads); the refilled block's read pairs with nothing (it was not in the L2 meanwhile).
+    naive = simulate(ONE.replace(**{"loscache.adaptive": False}), kernel([2, 3, 3, 3]))
+    base = simulate(ONE.replace(**{"l2.power": "none"}), kernel([2, 3, 3, 3]))
+    assert naive["l2_early_gatings"] == 3 and naive["l2_off_hits"] == 3
+    assert base["l2_interval_count"] == 1 + 3 * 2 and naive["l2_interval_count"] == 1 + 3 * 1
+    assert base["l2_I0"] == naive["l2_I0"] == 0
+
+
 def test_the_threshold_stops_at_max_threshold():
     # Predicted 2 for data read 6 times: each CTA's block is gated early until the threshold
     # reaches its cap.

@@ -30,7 +30,8 @@ typedef struct gcx_cache gcx_cache;
 typedef struct gcx_line_meta {
     uint64_t last_access;  /* cycle (functional mode: access index) of the last access */
     uint64_t fill_cycle;   /* cycle of the fill */
-    uint32_t access_count; /* accesses since the fill, the filling access included */
+    uint32_t access_count; /* accesses since the fill, the filling access included (timing mode: in
+                            * the current residency, restarted when a line that held no data gets some) */
     uint8_t valid;         /* valid sectors, a bit per sector */
     uint8_t dirty;         /* dirty sectors */
     uint8_t reserved;      /* 1 while a fill is pending (timing mode) */

@@ -90,7 +90,12 @@ void gcx_tcache_note_access(gcx_tcache *tc, uint32_t line, const gcx_req *r, uin
 {
     gcx_line_meta *m = &tc->c.meta[line];
     gcx_tcache_stats *s = &tc->s;
-    if (tc->lifetime_accesses[line]) {
+    /* An inter-access interval (Atoofian and Manzak, Fig. 4) is between two consecutive accesses to
+     * the same block while it stays in the line, the idle time a drowsy line could sleep through: the
+     * first access of a residency pairs with nothing, neither with the fill nor with an access to the
+     * line's previous block, nor with one to the same block before it left (a refill, or data a power
+     * technique dropped with its tag kept: the block was not in the cache in between). */
+    if (m->access_count) {
         uint64_t d = now >= m->last_access ? now - m->last_access : 0;
         tc->hist_interval[bucket_interval(d)]++;
         s->interval_sum += d;
@@ -124,10 +129,12 @@ void gcx_tcache_note_new_data(gcx_tcache *tc, uint32_t line, uint64_t now)
 {
     gcx_line_meta *m = &tc->c.meta[line];
     if (m->valid == 0) {
-        /* A new residency begins: the line held nothing since it was emptied. */
+        /* A new residency begins: the line held nothing since it was emptied. Its access count
+         * restarts even when the tag stayed (the same block refilled). */
         tc->s.dead_nodata += now - tc->empty_since[line];
         m->fill_cycle = now;
         m->last_access = now;
+        m->access_count = 0;
     }
 }
 
