@@ -786,6 +786,42 @@ def test_a_sectored_line_writes_back_only_its_dirty_sectors():
         assert (r["l2_write_words_touched"], r["l2_write_sectors"]) == (words, sectors)
 
 
+# A 1 KB direct-mapped L2 slice of 8 sets: B is the next line of A's set.
+TINY_L2 = BASE.replace(**{"l2.partitions": 1, "dram.channels": 1, "l2.ways": 1, "l2.size_kb": 1.0})
+L2A, L2B = 0x100000, 0x100000 + 8 * 128
+
+
+def l2_written_back_bytes(r):
+    """DRAM bytes the L2 wrote back: every DRAM byte that no fill read."""
+    return r["dram_bytes"] - 32 * r["l2_fill_sectors"]
+
+
+@pytest.mark.parametrize("write", ["store", "atomic"])
+def test_a_sectored_l2_line_writes_back_only_the_sectors_holding_written_words(write):
+    # A is read whole (4 sectors from DRAM), one word of it is written, then B evicts it. A sectored
+    # L2 writes back only the 32 B sector holding that word (GPGPU-Sim's sector cache writes back
+    # its modified sectors), not the clean sectors it fetched; an unsectored L2 writes back the line.
+    w = st([L2A], src=(1,)) if write == "store" else ld(3, [L2A], opcode="ATOMG.E.ADD", src=(1,))
+    prog = [ld(1, lanes(L2A)), w, ld(2, lanes(L2B), src=(1,))]
+    for sector_bytes, written in ((32, 32), (0, 128)):
+        r = run(one_warp(prog), TINY_L2.replace(**{"l2.sector_bytes": sector_bytes}))
+        assert r["l2_writebacks"] == 1 and r["dram_writes"] == 1 and r["l2_fill_sectors"] == 8
+        assert l2_written_back_bytes(r) == written
+    # A line that only a store allocated holds only the written words: one sector either way.
+    for sector_bytes in (32, 0):
+        r = run(one_warp([st([L2A]), ld(2, lanes(L2B))]), TINY_L2.replace(**{"l2.sector_bytes": sector_bytes}))
+        assert r["l2_writebacks"] == 1 and l2_written_back_bytes(r) == 32
+
+
+def test_a_sectored_l2_line_a_power_technique_drops_writes_back_only_its_written_sectors():
+    # As above, but cache decay switches A off (the lookup of B's read finds it past its interval)
+    # before B takes its line: the power-off writeback follows the same rule.
+    prog = [ld(1, lanes(L2A)), st([L2A], src=(1,))] + chain(100) + [ld(2, lanes(L2B), src=(1,))]
+    cfg = TINY_L2.replace(**{"l2.sector_bytes": 32, "l2.power": "decay", "decay.interval": 100})
+    r = run(one_warp(prog), cfg)
+    assert r["l2_decay_dirty_lines"] == 1 and r["l2_writebacks"] == 1 and l2_written_back_bytes(r) == 32
+
+
 # ---- L2 refusals, by reason ------------------------------------------------------------------
 
 def test_l2_mshr_merge_fails_last_the_whole_fetch():

@@ -193,6 +193,7 @@ struct gcx_tcache {
     uint64_t (*resid)[3];   /* [n_lines] cycles in ON, DROWSY, OFF */
     uint64_t *empty_since;  /* [n_lines] cycle the line last became empty */
     uint64_t *word_valid;   /* [n_lines] valid 4-byte words (L2 lazy fetch on read) */
+    uint64_t *word_dirty;   /* [n_lines] words written while the line held its data (L2 writebacks) */
     uint32_t *lifetime_accesses; /* [n_lines] accesses over the whole run */
     gcx_tcache_stats s;
     uint64_t hist_access[GCX_HIST_ACCESS];

@@ -146,13 +146,18 @@ static void drop(gcx_gpu *g, uint32_t p, uint32_t line, uint64_t now)
         if (pw->ops && pw->ops->line_evict)
             pw->ops->line_evict(pw, tc, line, now);
         if (c->meta[line].dirty) {
-            /* Write back the sectors holding written words. */
-            uint8_t s32 = (uint8_t)gcx_sector_mask_of_words(tc->word_valid[line], c->cfg.line_bytes, 32);
+            /* A sectored line writes back only the 32-byte sectors holding written words, as
+             * GPGPU-Sim's sector cache writes back its modified sectors; clean sectors fetched
+             * from DRAM stay out. An unsectored line writes back every sector holding data (all
+             * of a fetched line; only the written ones of a line a store allocated). */
+            uint64_t words = c->sectors_per_line > 1 ? tc->word_dirty[line] : tc->word_valid[line];
+            uint8_t s32 = (uint8_t)gcx_sector_mask_of_words(words, c->cfg.line_bytes, 32);
             dram_write(g, p, c->tag[line] << c->line_shift, s32, now, 1);
         }
     }
     gcx_tcache_note_drop(tc, line, now);
     tc->word_valid[line] = 0;
+    tc->word_dirty[line] = 0;
 }
 
 uint32_t gcx_l2_find_line(const gcx_gpu *g, uint32_t p, uint64_t addr)
@@ -253,6 +258,7 @@ static void write_line(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t
         pw->ops->line_access(pw, tc, line, r, now);
     gcx_tcache_note_access(tc, line, r, now, 1);
     tc->word_valid[line] |= r->words;
+    tc->word_dirty[line] |= r->words;
     if (!c->meta[line].reserved)
         c->meta[line].valid |= data_sectors(c, tc->word_valid[line]);
     c->meta[line].dirty = 1;
@@ -360,8 +366,10 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         if (pw->ops && pw->ops->line_access)
             extra = pw->ops->line_access(pw, tc, line, r, now);
         gcx_tcache_note_access(tc, line, r, now, r->type == GCX_REQ_ATOMIC);
-        if (r->type == GCX_REQ_ATOMIC)
+        if (r->type == GCX_REQ_ATOMIC) {
             c->meta[line].dirty = 1;
+            tc->word_dirty[line] |= r->words;
+        }
         gcx_tcache_count_access(tc, 0, 1);
         if (pw->ops && pw->ops->line_after_access)
             pw->ops->line_after_access(pw, tc, line, r, now);
@@ -462,8 +470,10 @@ static void l2_fill(gcx_gpu *g, uint32_t p, gcx_req *f, uint64_t now)
             if (pw->ops && pw->ops->line_access)
                 pw->ops->line_access(pw, tc, line, w, now);
             gcx_tcache_note_access(tc, line, w, now, w->type == GCX_REQ_ATOMIC);
-            if (w->type == GCX_REQ_ATOMIC)
+            if (w->type == GCX_REQ_ATOMIC) {
                 c->meta[line].dirty = 1;
+                tc->word_dirty[line] |= w->words;
+            }
             if (pw->ops && pw->ops->line_after_access)
                 pw->ops->line_after_access(pw, tc, line, w, now);
         }
@@ -553,6 +563,7 @@ void gcx_l2_prefill(gcx_gpu *g, uint64_t addr, uint64_t bytes)
                 pw->ops->line_evict(pw, tc, line, g->now);
             gcx_tcache_note_drop(tc, line, g->now);
             tc->word_valid[line] = 0;
+            tc->word_dirty[line] = 0;
             gcx_cache_invalidate(c, line, NULL, NULL);
         }
         gcx_cache_install(c, line, la, 0, g->now);

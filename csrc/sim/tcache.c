@@ -20,8 +20,10 @@ int gcx_tcache_init(gcx_tcache *tc, const gcx_cache_config *cc, int level, uint3
     tc->resid = calloc(n, sizeof *tc->resid);
     tc->empty_since = calloc(n, sizeof *tc->empty_since);
     tc->word_valid = calloc(n, sizeof *tc->word_valid);
+    tc->word_dirty = calloc(n, sizeof *tc->word_dirty);
     tc->lifetime_accesses = calloc(n, sizeof *tc->lifetime_accesses);
-    if (!tc->mshr_of || !tc->since || !tc->resid || !tc->empty_since || !tc->word_valid || !tc->lifetime_accesses) {
+    if (!tc->mshr_of || !tc->since || !tc->resid || !tc->empty_since || !tc->word_valid || !tc->word_dirty ||
+        !tc->lifetime_accesses) {
         gcx_tcache_free(tc);
         return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for a cache of %zu lines", n);
     }
@@ -38,6 +40,7 @@ void gcx_tcache_free(gcx_tcache *tc)
     free(tc->resid);
     free(tc->empty_since);
     free(tc->word_valid);
+    free(tc->word_dirty);
     free(tc->lifetime_accesses);
     memset(tc, 0, sizeof *tc);
 }
