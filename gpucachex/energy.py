@@ -13,7 +13,10 @@ Per cache level (every SM's L1D, every L2 partition), in these units:
   (`OVERHEADS`);
 - static: each line's data array leaks `data_leak_mw_per_line` while ON, that times the Table 3
   fraction for the drowsy Vdd while DROWSY, and `off_leakage_fraction` of it while OFF (gated Vdd);
-  tags (`tag_leak_mw_per_line`) never sleep.
+  tags (`tag_leak_mw_per_line`) leak in full whatever a line's state (a drowsy line's tag stays
+  awake to be compared), except in an L1D switched off whole by its admission technique
+  (`l1d.admission` off, or AdmL1D after its decision): its tags are gated with the data and leak
+  `off_leakage_fraction` for the line-cycles it spends switched off (`SWITCHED_OFF_LINE_CYCLES`).
 Every result key is in joules (`*_energy_j`) or average watts over the run (`*_power_w`).
 
 Default per-cache numbers come from CACTI 7.0 (HewlettPackard/cacti, cache.cfg defaults with
@@ -41,7 +44,7 @@ class CacheEnergy:
     read_line_pj: float            # reading a whole line from the data array
     write_line_pj: float           # writing a whole line (stores, fills)
     data_leak_mw_per_line: float   # data-array leakage of one ON line
-    tag_leak_mw_per_line: float    # tag leakage per line (tags never sleep)
+    tag_leak_mw_per_line: float    # tag leakage per line (gated only with a switched-off L1D)
     wakeup_pj_per_line: float | None = None  # raising a drowsy line to full Vdd; None: WAKEUP_NOTE
     source: str = ""
 
@@ -157,6 +160,11 @@ class EnergyParams:
 # and returns the terms of both.
 OVERHEADS: dict[str, Callable[[Mapping[str, Any], Any, EnergyParams], dict[str, float]]] = {}
 
+# l1d.admission technique name -> function(metrics, config) -> the L1D line-cycles (all SMs) the technique
+# kept the L1D switched off whole, tags included. Derived from the run's counters, so that energy stays
+# recomputable from a finished run; techniques register here from gpucachex/techniques/.
+SWITCHED_OFF_LINE_CYCLES: dict[str, Callable[[Mapping[str, Any], Any], float]] = {}
+
 TECHNIQUE_KEYS = ("l1d.admission", "l1d.power", "l2.power", "l1d.sharing")
 LEVELS = ("l1d", "l2")
 
@@ -256,7 +264,14 @@ def level_energy(metrics: Mapping[str, Any], config, level: str, params: EnergyP
         "off": leak_w * params.off_leakage_fraction * raw["resid_off"] / clock_hz,
     }
     data_static_j = sum(by_state.values())
-    tag_static_j = entry.tag_leak_mw_per_line * 1e-3 * raw["lines"] * metrics["cycles"] / clock_hz
+    tag_line_cycles = raw["lines"] * metrics["cycles"]
+    if level == "l1d":
+        import gpucachex.techniques  # noqa: F401  (registers SWITCHED_OFF_LINE_CYCLES)
+
+        switched_off = SWITCHED_OFF_LINE_CYCLES.get(cfg["l1d.admission"])
+        if switched_off is not None:
+            tag_line_cycles -= (1.0 - params.off_leakage_fraction) * switched_off(metrics, cfg)
+    tag_static_j = entry.tag_leak_mw_per_line * 1e-3 * tag_line_cycles / clock_hz
     out = {f"{level}_{k}_energy_j": v * 1e-12 for k, v in pj.items()}
     for state, joules in by_state.items():
         out[f"{level}_static_{state}_energy_j"] = joules

@@ -211,7 +211,9 @@ def test_switched_off_l1d_leaks_only_the_gated_residual_and_pays_for_the_counter
     counters = (r["admL1D_warmup_fails"] + r["admL1D_warmup_accesses"]) * adm_py.COUNTER_PJ * 1e-12
     leak = adm_py.LEAK_UW_PER_SM * 1e-6 * r["seconds"]
     assert r["l1d_overhead_energy_j"] == pytest.approx(counters + leak)
-    tag = e.tag_leak_mw_per_line * 1e-3 * lines * r["cycles"] / clock
+    # The tags are gated with the data: full leakage before the decision, the gated fraction after.
+    tag = e.tag_leak_mw_per_line * 1e-3 * lines * (warmup + 0.03 * (r["cycles"] - warmup)) / clock
+    assert r["l1d_tag_static_energy_j"] == pytest.approx(tag)
     assert r["l1d_static_energy_j"] == pytest.approx(data + tag + leak)
     # Overhead parameters are energy parameters: recomputed without simulating.
     free = energy.compute(r, energy.EnergyParams(extra={"admL1D_counter_pj": 0, "admL1D_leak_uw_per_sm": 0}))
@@ -219,6 +221,39 @@ def test_switched_off_l1d_leaks_only_the_gated_residual_and_pays_for_the_counter
     # The run's L1D energy falls to a fraction of the baseline's.
     base = simulate(SATURATE, trace)
     assert r["l1d_energy_j"] < 0.5 * base["l1d_energy_j"]
+
+
+def test_no_l1d_leaks_only_the_gated_fraction_tags_included():
+    trace = l1_hitting()
+    base = simulate(ONE_SM, trace)
+    off = simulate(ONE_SM.replace(**{"l1d.admission": "off"}), trace)
+    cfg = off.config
+    e, _ = energy.cache_energy("l1d", cfg["l1d.size_kb"], cfg["l1d.ways"], 45)
+    clock = cfg["core.clock_mhz"] * 1e6
+    assert off["l1d_tag_static_energy_j"] == pytest.approx(
+        0.03 * e.tag_leak_mw_per_line * 1e-3 * cfg.l1d_lines * off["cycles"] / clock)
+    for key in ("l1d_tag_static_energy_j", "l1d_static_energy_j"):
+        assert off[key] / off["seconds"] == pytest.approx(0.03 * base[key] / base["seconds"]), key
+    # The gated fraction is an energy parameter: tags follow it when it is recomputed.
+    gated10 = energy.compute(off, {"off_leakage_fraction": 0.1})
+    assert gated10["l1d_tag_static_energy_j"] == pytest.approx(off["l1d_tag_static_energy_j"] / 0.03 * 0.1)
+
+
+def test_per_sm_switch_off_gates_the_tags_of_the_switched_off_sm_only():
+    warmup = 1000
+    cfg = SATURATE.replace(**{"core.sms": 2}, **ADM, **{"admL1D.warmup_cycles": warmup, "admL1D.scope": "per_sm"})
+    trace = build([KernelSpec([[conflicting_lines(40)], [hitting_program(100)]])])
+    r = simulate(cfg, trace)
+    assert (r["admL1D_sm0_off"], r["admL1D_sm1_off"]) == (1, 0)
+    per_sm = r.config.l1d_lines  # lines of one SM's L1D
+    # The line-cycles AdmL1D reports switched off are exactly those the core counted OFF.
+    assert adm_py.switched_off_line_cycles(r.metrics, r.config) == per_sm * (r["cycles"] - warmup) == r["l1d_resid_off"]
+    e, _ = energy.cache_energy("l1d", cfg["l1d.size_kb"], cfg["l1d.ways"], 45)
+    clock = cfg["core.clock_mhz"] * 1e6
+    line_cycles = per_sm * r["cycles"] + per_sm * (warmup + 0.03 * (r["cycles"] - warmup))
+    assert r["l1d_tag_static_energy_j"] == pytest.approx(e.tag_leak_mw_per_line * 1e-3 * line_cycles / clock)
+    # From the flat metrics alone (a sweep row), the same energy.
+    assert energy.compute(metrics=r.metrics, config=r.config) == energy.compute(r)
 
 
 # ---- configuration ------------------------------------------------------------------------------

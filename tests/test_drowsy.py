@@ -207,6 +207,19 @@ def test_drowsy_composes_with_a_switched_off_l1d():
                  one_warp(P1))
     assert r["l1d_accesses"] == 0 and r["l1d_off_fraction"] == 1.0  # off stays off
     assert r["l2_wakeups"] >= 1 and r["l2_drowsy_fraction"] > 0.99
+    # The switched-off L1D's tags are gated with its data; the drowsy L2's stay awake.
+    e = energy.compute(r, E32)
+    assert e["l1d_tag_static_energy_j"] == pytest.approx(0.03 * 0.00508e-3 * L1_LINES * r["cycles"] / CLOCK)
+    assert e["l2_tag_static_energy_j"] == pytest.approx(0.00480e-3 * L2_LINES * r["cycles"] / CLOCK)
+
+
+def test_drowsy_lines_keep_their_tags_awake():
+    # Almost every L1D line-cycle is drowsy, yet every tag leaks in full for the whole run: a drowsy
+    # line's tag is compared on every lookup.
+    r = simulate(drowsy(), one_warp(P1))
+    assert r["l1d_drowsy_fraction"] > 0.99 and r["l1d_resid_off"] == 0
+    e = energy.compute(r, E32)
+    assert e["l1d_tag_static_energy_j"] == pytest.approx(0.00508e-3 * L1_LINES * r["cycles"] / CLOCK)
 
 
 # ---- cache decay ----------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """AdmL1D on the Python side: the energy of its own hardware (two counters per SM and a comparator,
-the paper's Fig. 4) and the per-SM view of a run (the paper's Fig. 5).
+the paper's Fig. 4), the L1D line-cycles it keeps switched off (whose tags are gated with the data),
+and the per-SM view of a run (the paper's Fig. 5).
 
 The counters are updated once per L1D attempt during the warm-up only; the comparator fires once.
 Their cost is tiny next to the L1D's (a tag lookup alone is 1.14 pJ at 45 nm) and is charged so that
@@ -30,6 +31,24 @@ def overhead(metrics: Mapping[str, Any], config, params: energy.EnergyParams) ->
 
 
 energy.OVERHEADS["admL1D"] = overhead
+
+
+def switched_off_line_cycles(metrics: Mapping[str, Any], config) -> float:
+    """L1D line-cycles (all SMs) spent switched off: every line of each SM the decision switched off,
+    from the decision cycle (the end of the warm-up) to the end of the run."""
+    if not metrics["admL1D_decided"]:
+        return 0.0
+    lines_per_sm = metrics["l1d_lines"] / config["core.sms"]
+    return metrics["admL1D_sms_off"] * lines_per_sm * (metrics["cycles"] - metrics["admL1D_decision_cycle"])
+
+
+def no_l1d_line_cycles(metrics: Mapping[str, Any], config) -> float:
+    """l1d.admission = off, AdmL1D's no-L1D reference point: every line is switched off from cycle 0."""
+    return metrics["l1d_lines"] * metrics["cycles"]
+
+
+energy.SWITCHED_OFF_LINE_CYCLES["admL1D"] = switched_off_line_cycles
+energy.SWITCHED_OFF_LINE_CYCLES["off"] = no_l1d_line_cycles
 
 
 def per_sm(result):
