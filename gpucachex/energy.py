@@ -28,12 +28,22 @@ power-of-two associativity: the 6-way 48 KB L1D of gtx1080 uses the 64 KB 8-way 
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Mapping
 
 WARP_SIZE = 32
 NOMINAL_VDD = 0.9
 LINE_CAPACITANCE_PF = 1.0  # supply rail of one 128 B line (1024 cells, about 1 fF each)
+
+
+def check_amount(value, what: str) -> None:
+    """An energy, power or length parameter: a finite number >= 0 (a negative or NaN one would give a
+    silently wrong energy)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{what} must be a number, got {type(value).__name__} {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{what} must be a finite number >= 0, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,12 @@ class CacheEnergy:
     tag_leak_mw_per_line: float    # tag leakage per line (gated only with a switched-off L1D)
     wakeup_pj_per_line: float | None = None  # raising a drowsy line to full Vdd; None: WAKEUP_NOTE
     source: str = ""
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name != "source" and not (f.name == "wakeup_pj_per_line" and value is None):
+                check_amount(value, f"CacheEnergy.{f.name}")
 
     @property
     def read_pj_per_32b(self) -> float:
@@ -86,6 +102,8 @@ CACTI_TABLE: dict[tuple[str, int, int, int], CacheEnergy] = {
     ("l2", 128, 16, 32): CacheEnergy(3.167, 76.47, 206.61, 0.0783, 0.00597, source=_CACTI.format(geom="128 KB 16-way", node=32)),
 }
 
+NODES_NM = tuple(sorted({key[3] for key in CACTI_TABLE}))
+
 # Atoofian and Manzak, Table 3: static power of a row of L1/L2 at each Vdd (mW), HSPICE with PTM 32 nm
 # 6T cells. Only the ratios to 0.9 V are used (the drowsy leakage of a line relative to an ON line);
 # the absolute leakage of a line comes from the CACTI table, so both caches and both nodes stay on one
@@ -115,7 +133,7 @@ def cache_energy(level: str, size_kb: float, ways: int, node_nm: int = 45) -> tu
     an exact one (tag energy then scales with the ways compared)."""
     candidates = [(k, v) for k, v in CACTI_TABLE.items() if k[0] == level and k[3] == node_nm]
     if not candidates:
-        raise ValueError(f"no energy table for {level} at {node_nm} nm (known nodes: 32, 45)")
+        raise ValueError(f"no energy table for {level} at {node_nm} nm (known nodes: {', '.join(map(str, NODES_NM))})")
     (lvl, kb, w, node), entry = min(candidates, key=lambda kv: (abs(math.log2(size_kb / kv[0][1])),
                                                               abs(math.log2(ways / kv[0][2]))))
     if (kb, w) == (size_kb, ways):
@@ -136,9 +154,12 @@ class EnergyParams:
                                         # "lanes" (one 4 B segment per active lane, the paper's active mask)
     l1d: CacheEnergy | None = None      # override the table entry
     l2: CacheEnergy | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)  # technique-specific parameters
+    extra: Mapping[str, Any] = field(default_factory=dict)  # technique parameters named in EXTRA_PARAMS
 
     def __post_init__(self):
+        if isinstance(self.node_nm, bool) or not isinstance(self.node_nm, numbers.Integral):
+            raise TypeError(f"node_nm must be an integer number of nanometres ({', '.join(map(str, NODES_NM))}), "
+                            f"got {type(self.node_nm).__name__} {self.node_nm!r}")
         if self.segment_bytes not in (4, 8, 16, 32):
             raise ValueError(f"segment_bytes must be 4, 8, 16 or 32, got {self.segment_bytes}")
         if not 0.0 <= self.off_leakage_fraction <= 1.0:
@@ -150,8 +171,27 @@ class EnergyParams:
         if self.dwl_select == "lanes" and self.segment_bytes != 4:
             raise ValueError("dwl_select='lanes' drives one 4-byte segment per active lane: segment_bytes must be 4, "
                              f"got {self.segment_bytes}")
-        if self.dwl is not None and set(self.dwl) - {"l1d", "l2"}:
-            raise ValueError(f"dwl keys must be 'l1d' or 'l2', got {sorted(self.dwl)}")
+        if self.dwl is not None:
+            if not isinstance(self.dwl, Mapping):
+                raise TypeError(f"dwl must be a mapping such as {{'l1d': True}}, got {type(self.dwl).__name__}")
+            if set(self.dwl) - {"l1d", "l2"}:
+                raise ValueError(f"dwl keys must be 'l1d' or 'l2', got {sorted(self.dwl)}")
+            for level, on in self.dwl.items():
+                if not isinstance(on, bool):  # 'no' or 0.0001 would otherwise count as on
+                    raise TypeError(f"dwl[{level!r}] must be True or False, got {type(on).__name__} {on!r}")
+        for level in ("l1d", "l2"):
+            entry = getattr(self, level)
+            if entry is not None and not isinstance(entry, CacheEnergy):
+                raise TypeError(f"{level} must be a CacheEnergy or None, got {type(entry).__name__}")
+        if not isinstance(self.extra, Mapping):
+            raise TypeError(f"extra must be a mapping of technique parameters, got {type(self.extra).__name__}")
+        if self.extra:
+            import gpucachex.techniques  # noqa: F401  (registers EXTRA_PARAMS)
+
+            for key, value in self.extra.items():
+                if key not in EXTRA_PARAMS:
+                    raise KeyError(f"unknown extra energy parameter {key!r} (known: {', '.join(sorted(EXTRA_PARAMS))})")
+                check_amount(value, f"extra[{key!r}]")
 
 
 # Technique name -> function(metrics, config, params) -> {"l1d_dynamic_j": .., "l2_static_j": .., ...}
@@ -159,6 +199,10 @@ class EnergyParams:
 # gpucachex/techniques/. A technique selected for both caches (l1d.power and l2.power) is called once
 # and returns the terms of both.
 OVERHEADS: dict[str, Callable[[Mapping[str, Any], Any, EnergyParams], dict[str, float]]] = {}
+
+# Name -> description of every EnergyParams.extra key a technique's overhead reads; techniques register
+# theirs from gpucachex/techniques/, so a misspelt key is refused instead of silently ignored.
+EXTRA_PARAMS: dict[str, str] = {}
 
 # l1d.admission technique name -> function(metrics, config) -> the L1D line-cycles (all SMs) the technique
 # kept the L1D switched off whole, tags included. Derived from the run's counters, so that energy stays

@@ -1,5 +1,8 @@
-"""The energy model's plumbing: CACTI table lookup, the Table 3 drowsy leakage, and energy computed
-from a Result equal to energy computed from its flat metrics (what sweeps store)."""
+"""The energy model's plumbing: CACTI table lookup, the Table 3 drowsy leakage, energy computed
+from a Result equal to energy computed from its flat metrics (what sweeps store), and bad energy
+parameters refused by name."""
+from dataclasses import replace
+
 import pytest
 
 from gpucachex import energy, presets, simulate, workloads
@@ -56,3 +59,43 @@ def test_energy_parameters_may_be_a_mapping_of_their_fields():
         energy.compute(r, {"nodes": 32})
     with pytest.raises(TypeError, match="params must be EnergyParams or a mapping of its fields, got int"):
         energy.compute(r, 32)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"dwl": {"l1d": "no"}}, TypeError, r"dwl\['l1d'\] must be True or False, got str 'no'"),
+    ({"dwl": {"l2": 0.0001}}, TypeError, r"dwl\['l2'\] must be True or False, got float 0.0001"),
+    ({"dwl": {"l1d": 1}}, TypeError, r"dwl\['l1d'\] must be True or False, got int 1"),
+    ({"dwl": True}, TypeError, r"dwl must be a mapping such as \{'l1d': True\}, got bool"),
+    ({"node_nm": "45"}, TypeError, r"node_nm must be an integer number of nanometres \(32, 45\), got str '45'"),
+    ({"node_nm": 45.0}, TypeError, r"node_nm must be an integer number of nanometres \(32, 45\), got float 45.0"),
+    ({"extra": {"admL1D_counter": 1e6}}, KeyError,
+     r"unknown extra energy parameter 'admL1D_counter' \(known: admL1D_counter_pj, admL1D_leak_uw_per_sm, "
+     r"sharing.leakage_mw, sharing.xbar_mm, sharing.xbar_pj_per_bit_mm\)"),
+    ({"extra": {"admL1D_counter_pj": -5.0}}, ValueError,
+     r"extra\['admL1D_counter_pj'\] must be a finite number >= 0, got -5.0"),
+    ({"extra": {"sharing.xbar_mm": float("inf")}}, ValueError, r"extra\['sharing.xbar_mm'\] must be a finite number"),
+    ({"extra": {"sharing.leakage_mw": "5"}}, TypeError, r"extra\['sharing.leakage_mw'\] must be a number, got str '5'"),
+    ({"extra": [("sharing.xbar_mm", 2.0)]}, TypeError, "extra must be a mapping of technique parameters, got list"),
+    ({"l1d": {"tag_pj": 1.0}}, TypeError, "l1d must be a CacheEnergy or None, got dict"),
+])
+def test_bad_energy_parameters_are_refused_by_name(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        energy.EnergyParams(**kwargs)
+
+
+@pytest.mark.parametrize("field, value, error", [
+    ("tag_pj", -1.0, ValueError), ("read_line_pj", float("nan"), ValueError), ("write_line_pj", float("inf"), ValueError),
+    ("data_leak_mw_per_line", -0.16, ValueError), ("tag_leak_mw_per_line", "0.01", TypeError),
+    ("wakeup_pj_per_line", -0.45, ValueError), ("tag_pj", True, TypeError),
+])
+def test_cache_energy_fields_must_be_finite_and_not_negative(field, value, error):
+    good = energy.CACTI_TABLE[("l1d", 16, 4, 45)]
+    with pytest.raises(error, match=rf"CacheEnergy\.{field} must be a (finite )?number"):
+        replace(good, **{field: value})
+
+
+def test_good_energy_parameters_are_accepted():
+    energy.EnergyParams(node_nm=32, dwl={"l1d": True, "l2": False},
+                        extra={"admL1D_counter_pj": 0, "sharing.xbar_mm": 1.5},
+                        l1d=energy.CacheEnergy(1.0, 90.0, 120.0, 0.1, 0.01, wakeup_pj_per_line=None))
+    assert energy.CacheEnergy(0, 0, 0, 0, 0, wakeup_pj_per_line=0).tag_pj == 0

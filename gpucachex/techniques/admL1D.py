@@ -31,6 +31,8 @@ def overhead(metrics: Mapping[str, Any], config, params: energy.EnergyParams) ->
 
 
 energy.OVERHEADS["admL1D"] = overhead
+energy.EXTRA_PARAMS["admL1D_counter_pj"] = "pJ of one AdmL1D counter update"
+energy.EXTRA_PARAMS["admL1D_leak_uw_per_sm"] = "uW of leakage of one SM's AdmL1D counters and comparator"
 
 
 def switched_off_line_cycles(metrics: Mapping[str, Any], config) -> float:

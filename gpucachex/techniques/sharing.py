@@ -80,3 +80,6 @@ def _overhead(metrics: Mapping[str, Any], config, params: energy.EnergyParams) -
 
 for _name in ("remote", "decoupled", "ata"):
     energy.OVERHEADS[_name] = _overhead
+energy.EXTRA_PARAMS["sharing.xbar_pj_per_bit_mm"] = "pJ to drive one bit over 1 mm of the cluster crossbar"
+energy.EXTRA_PARAMS["sharing.xbar_mm"] = "mm of wire a flit crosses in the cluster crossbar"
+energy.EXTRA_PARAMS["sharing.leakage_mw"] = "mW of crossbar and comparator leakage of ATA-Cache's 30-SM GPU"
