@@ -248,6 +248,18 @@ def level_entry(config, level: str, params: EnergyParams) -> tuple[CacheEnergy, 
     return (override, "") if override is not None else (entry, note)
 
 
+def node_scale(config, level: str, node_nm: int) -> tuple[float, float]:
+    """(dynamic, leakage) factors from 45 nm to `node_nm` for numbers published at 45 nm (a technique's
+    counters, comparators or wires): the ratios of the CACTI entry of `level`'s geometry at the node to
+    the one at 45 nm, data-array read energy and data-array leakage per line, so that such numbers
+    follow the node as the cache they are charged to does. (1, 1) at 45 nm."""
+    size_kb = config[f"{level}.size_kb"] / (1 if level == "l1d" else config["l2.partitions"])
+    at_node, _ = cache_energy(level, size_kb, config[f"{level}.ways"], node_nm)
+    at_45, _ = cache_energy(level, size_kb, config[f"{level}.ways"], 45)
+    return (at_node.read_line_pj / at_45.read_line_pj,
+            at_node.data_leak_mw_per_line / at_45.data_leak_mw_per_line)
+
+
 def drowsy_vdd(config, params: EnergyParams) -> float:
     if params.drowsy_vdd is not None:
         return params.drowsy_vdd

@@ -223,6 +223,25 @@ def test_switched_off_l1d_leaks_only_the_gated_residual_and_pays_for_the_counter
     assert r["l1d_energy_j"] < 0.5 * base["l1d_energy_j"]
 
 
+def test_counter_energy_follows_the_node_as_the_l1d_does():
+    r = simulate(SATURATE.replace(**ADM, **{"admL1D.warmup_cycles": 1000}), mshr_saturating())
+    no_overhead = {"admL1D_counter_pj": 0, "admL1D_leak_uw_per_sm": 0}
+    terms = {}
+    for node in (45, 32):
+        e = energy.compute(r, {"node_nm": node})
+        bare = energy.compute(r, {"node_nm": node, "extra": no_overhead})
+        terms[node] = {"dynamic": e["l1d_dynamic_energy_j"] - bare["l1d_dynamic_energy_j"],
+                       "static": e["l1d_static_energy_j"] - bare["l1d_static_energy_j"],
+                       "read": e["l1d_data_read_energy_j"], "leak": e["l1d_static_on_energy_j"]}
+    updates = r["admL1D_warmup_fails"] + r["admL1D_warmup_accesses"]
+    assert terms[45]["dynamic"] == pytest.approx(updates * adm_py.COUNTER_PJ * 1e-12)
+    assert terms[45]["static"] == pytest.approx(adm_py.LEAK_UW_PER_SM * 1e-6 * r["seconds"])
+    # 32 nm: the counters' energy scales as the L1D's data reads, their leakage as its data array's.
+    assert terms[32]["dynamic"] / terms[45]["dynamic"] == pytest.approx(terms[32]["read"] / terms[45]["read"])
+    assert terms[32]["static"] / terms[45]["static"] == pytest.approx(terms[32]["leak"] / terms[45]["leak"])
+    assert terms[32]["static"] / terms[45]["static"] == pytest.approx(0.0872 / 0.1633)  # 16 KB 4-way CACTI
+
+
 def test_no_l1d_leaks_only_the_gated_fraction_tags_included():
     trace = l1_hitting()
     base = simulate(ONE_SM, trace)

@@ -562,6 +562,25 @@ def test_sharing_energy_overheads():
     r = simulate(one, trace)
     assert r["l1d_overhead_energy_j"] == 0.0
 
+    # At 32 nm the 45 nm numbers scale as the L1D's own terms do: wire energy as its data reads,
+    # leakage as its data array's; numbers given in `extra` are the node's, unscaled.
+    r = runs["ata"]
+    e45, e32 = energy.compute(r), energy.compute(r, {"node_nm": 32})
+    p45 = sharing.overhead_parts(r.metrics, r.config, energy.EnergyParams())
+    p32 = sharing.overhead_parts(r.metrics, r.config, energy.EnergyParams(node_nm=32))
+    read_ratio = e32["l1d_data_read_energy_j"] / e45["l1d_data_read_energy_j"]
+    leak_ratio = e32["l1d_static_on_energy_j"] / e45["l1d_static_on_energy_j"]
+    assert 0.5 < leak_ratio < read_ratio < 0.6
+    assert p32["crossbar_dynamic_j"] == pytest.approx(read_ratio * p45["crossbar_dynamic_j"])
+    for part in ("crossbar_static_j", "comparator_static_j"):
+        assert p32[part] == pytest.approx(leak_ratio * p45[part]), part
+    assert p32["remote_tag_dynamic_j"] == pytest.approx(
+        p45["remote_tag_dynamic_j"] * e32["l1d_tag_energy_j"] / e45["l1d_tag_energy_j"])
+    given = {"sharing.xbar_pj_per_bit_mm": sharing.XBAR_PJ_PER_BIT_MM, "sharing.leakage_mw": sharing.PAPER_LEAKAGE_MW}
+    at32_given = sharing.overhead_parts(r.metrics, r.config, energy.EnergyParams(node_nm=32, extra=given))
+    for part in ("crossbar_dynamic_j", "crossbar_static_j", "comparator_static_j"):
+        assert at32_given[part] == pytest.approx(p45[part]), part
+
 
 # ---- the experiment and the notebook -------------------------------------------------------
 

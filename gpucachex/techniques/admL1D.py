@@ -9,6 +9,9 @@ the comparison with the baseline is not flattered:
   about 0.1 pJ at 45 nm (a 45 nm flip-flop clocks at 2-5 fJ); `EnergyParams.extra["admL1D_counter_pj"]`;
 - leakage of 2 x 32 counter bits, a 32-bit multiply-compare and the control, about 300 gates at
   roughly 10 nW each at 45 nm: 3 uW per SM; `EnergyParams.extra["admL1D_leak_uw_per_sm"]`.
+At another node (`EnergyParams.node_nm`) both 45 nm numbers scale as the L1D's own do: by the ratios of
+its CACTI entries at that node and at 45 nm (`energy.node_scale`: about 0.55 for energy and 0.53 for
+leakage at 32 nm). A value given in `extra` is taken as the run's node's, unscaled.
 """
 from __future__ import annotations
 
@@ -22,8 +25,9 @@ LEAK_UW_PER_SM = 3.0      # two counters, the comparator and control of one SM
 
 def overhead(metrics: Mapping[str, Any], config, params: energy.EnergyParams) -> dict[str, float]:
     """Energy of AdmL1D's counters and comparators over the run, charged to the L1D."""
-    counter_pj = float(params.extra.get("admL1D_counter_pj", COUNTER_PJ))
-    leak_uw = float(params.extra.get("admL1D_leak_uw_per_sm", LEAK_UW_PER_SM))
+    dynamic_scale, leakage_scale = energy.node_scale(config, "l1d", params.node_nm)
+    counter_pj = float(params.extra.get("admL1D_counter_pj", COUNTER_PJ * dynamic_scale))
+    leak_uw = float(params.extra.get("admL1D_leak_uw_per_sm", LEAK_UW_PER_SM * leakage_scale))
     updates = metrics["admL1D_warmup_fails"] + metrics["admL1D_warmup_accesses"]
     dynamic = updates * counter_pj * 1e-12
     static = leak_uw * 1e-6 * config["core.sms"] * metrics["seconds"]

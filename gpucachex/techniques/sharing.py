@@ -15,9 +15,12 @@ Sources:
   crossbar per cluster is 0.58 mm on a side; the L1Ds sit around it).
 - A remote tag lookup costs what a lookup of the L1D's own tag array costs (the CACTI entry of
   gpucachex.energy, comparators included).
+- Other nodes (`EnergyParams.node_nm`): the leakage (45 nm) and the wire energy (40 nm, taken as the
+  45 nm number) scale as the L1D's own numbers do, by the ratios of its CACTI entries at that node
+  and at 45 nm (`energy.node_scale`: about 0.55 for energy and 0.53 for leakage at 32 nm).
 Decoupled-sharing adds only the crossbar: its lookups are the home L1D's ordinary ones.
 Override the numbers with EnergyParams(extra={"sharing.xbar_pj_per_bit_mm": ..., "sharing.xbar_mm": ...,
-"sharing.leakage_mw": ...}).
+"sharing.leakage_mw": ...}): values at the run's node, used unscaled.
 """
 from __future__ import annotations
 
@@ -37,7 +40,8 @@ def _leakage_w(config, params: energy.EnergyParams, part: str) -> float:
     n = config["l1d.cluster_size"]
     if n < 2:
         return 0.0
-    total_mw = params.extra.get("sharing.leakage_mw", PAPER_LEAKAGE_MW)
+    _, leakage_scale = energy.node_scale(config, "l1d", params.node_nm)
+    total_mw = params.extra.get("sharing.leakage_mw", PAPER_LEAKAGE_MW * leakage_scale)
     paper_clusters = PAPER_SMS // PAPER_CLUSTER
     area = XBAR_AREA_MM2 if part == "crossbar" else CMP_AREA_MM2
     per_paper_cluster_mw = total_mw * area / (XBAR_AREA_MM2 + CMP_AREA_MM2) / paper_clusters
@@ -54,7 +58,8 @@ def overhead_parts(metrics: Mapping[str, Any], config, params: energy.EnergyPara
     if mode == "private" or config["l1d.cluster_size"] < 2:
         return {}
     seconds = metrics["seconds"]
-    pj_bit_mm = params.extra.get("sharing.xbar_pj_per_bit_mm", XBAR_PJ_PER_BIT_MM)
+    dynamic_scale, _ = energy.node_scale(config, "l1d", params.node_nm)
+    pj_bit_mm = params.extra.get("sharing.xbar_pj_per_bit_mm", XBAR_PJ_PER_BIT_MM * dynamic_scale)
     mm = params.extra.get("sharing.xbar_mm", XBAR_MM)
     flit_pj = config["icnt.flit_bytes"] * 8 * pj_bit_mm * mm
     parts = {
