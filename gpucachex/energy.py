@@ -288,8 +288,8 @@ def data_units(metrics: Mapping[str, Any], config, level: str, params: EnergyPar
         unit = params.segment_bytes / 32
         return reads * unit, writes * unit
     if sector_bytes < line_bytes:
-        # The core counts 32 B sectors; a cache with larger sectors reads at least these.
-        return float(raw["read_sectors"]), float(raw["write_sectors"])
+        # Whole sectors of the cache's own size, in 32 B units (a 64 B sector touched counts 2).
+        return float(raw["read_units"]), float(raw["write_units"])
     per_line = line_bytes / 32
     return raw["data_reads"] * per_line, raw["data_writes"] * per_line
 

@@ -99,3 +99,17 @@ def test_good_energy_parameters_are_accepted():
                         extra={"admL1D_counter_pj": 0, "sharing.xbar_mm": 1.5},
                         l1d=energy.CacheEnergy(1.0, 90.0, 120.0, 0.1, 0.01, wakeup_pj_per_line=None))
     assert energy.CacheEnergy(0, 0, 0, 0, 0, wakeup_pj_per_line=0).tag_pj == 0
+
+
+@pytest.mark.parametrize("sector_bytes, units", [(32, 1), (64, 2), (128, 4)])
+def test_a_sectored_cache_reads_whole_sectors_of_its_own_size(sector_bytes, units):
+    # A 4-byte load misses, then hits: each data-array read (the fill's answer and the hit) reads the
+    # whole sector holding the word, so a 64 B sector costs two 32 B units, as its fill does.
+    from tracebuild import KernelSpec, build, ld, lanes
+
+    cfg = presets.get("gtx480").replace(**{"core.sms": 1, "l1i.size_kb": 0, "l1d.sector_bytes": sector_bytes})
+    prog = [ld(1, lanes(0x100000, n=1)), ld(2, lanes(0x100000, n=1), src=(1,))]
+    r = simulate(cfg, build([KernelSpec([[prog]])]))
+    reads = r["l1d_data_reads"]
+    assert reads == r["l1d_read_sectors"] == 2 and r["l1d_read_units"] == units * reads
+    assert energy.data_units(r.metrics, r.config, "l1d", energy.EnergyParams()) == (units * reads, 0)

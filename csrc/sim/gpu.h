@@ -144,6 +144,8 @@ void gcx_q_insert_sorted(gcx_queue *q, gcx_req *r, uint64_t t_ready);
     X(data_writes, "data-array writes by stores")                                                  \
     X(read_sectors, "32-byte sectors read from the data array")                                    \
     X(write_sectors, "32-byte sectors written by stores")                                          \
+    X(read_units, "data read in 32-byte units of the cache's own sectors (a 64-byte one counts 2)")  \
+    X(write_units, "data written by stores, in 32-byte units of the cache's own sectors")         \
     X(fills, "line or sector fills")                                                               \
     X(fill_sectors, "32-byte sectors written by fills")                                            \
     X(evictions, "valid lines replaced")                                                           \

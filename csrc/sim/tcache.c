@@ -109,6 +109,9 @@ void gcx_tcache_note_access(gcx_tcache *tc, uint32_t line, const gcx_req *r, uin
     uint64_t words = r->words;
     uint32_t sector_words = 32 / 4;
     uint32_t sectors = (uint32_t)popcount_folded(words, (int)sector_words);
+    /* A sector larger than 32 bytes is read or written whole (energy charges it so). */
+    uint32_t own_bytes = tc->c.cfg.sector_bytes ? tc->c.cfg.sector_bytes : tc->c.cfg.line_bytes;
+    uint64_t units = (uint64_t)popcount_folded(words, (int)(own_bytes / 4)) * (own_bytes / 32);
     s->data_accesses++;
     s->words_touched += (uint64_t)gcx_popcount64(words);
     s->segments8 += popcount_folded(words, 2);
@@ -118,6 +121,7 @@ void gcx_tcache_note_access(gcx_tcache *tc, uint32_t line, const gcx_req *r, uin
     if (is_write) {
         s->data_writes++;
         s->write_sectors += sectors;
+        s->write_units += units;
         s->write_words_touched += (uint64_t)gcx_popcount64(words);
         s->write_segments8 += popcount_folded(words, 2);
         s->write_segments16 += popcount_folded(words, 4);
@@ -125,6 +129,7 @@ void gcx_tcache_note_access(gcx_tcache *tc, uint32_t line, const gcx_req *r, uin
     } else {
         s->data_reads++;
         s->read_sectors += sectors;
+        s->read_units += units;
     }
 }
 
