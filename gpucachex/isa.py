@@ -15,7 +15,8 @@ _L, _S, _A = OpClass.LOAD, OpClass.STORE, OpClass.ATOMIC
 
 # base opcode -> (OpClass, Space)
 OPCODE_TABLE: dict[str, tuple[int, int]] = {
-    # global / generic memory (generic addresses are global in traced programs)
+    # global / generic memory (a generic LD/ST is global here; the text trace reader resolves each one
+    # from its kernel's shared and local windows, see GENERIC_OPCODES)
     "LDG": (_L, Space.GLOBAL), "LD": (_L, Space.GLOBAL), "LDGSTS": (_L, Space.GLOBAL),
     "STG": (_S, Space.GLOBAL), "ST": (_S, Space.GLOBAL),
     "ATOM": (_A, Space.GLOBAL), "ATOMG": (_A, Space.GLOBAL), "RED": (_A, Space.GLOBAL), "REDG": (_A, Space.GLOBAL),
@@ -48,6 +49,10 @@ OPCODE_TABLE: dict[str, tuple[int, int]] = {
     **{op: (OpClass.MEMBAR, Space.NONE) for op in ("MEMBAR", "FENCE", "ERRBAR", "CCTL", "CCTLL", "DEPBAR")},
     "NOP": (OpClass.NOP, Space.NONE),
 }
+
+# Generic loads and stores: which memory they access depends on the address, not the opcode, so the
+# text trace reader (gpucachex.traceio) decides it per instruction from the addresses.
+GENERIC_OPCODES = frozenset({"LD", "ST"})
 
 # Modifiers that make a load or store skip the (incoherent) L1D: cache-global, volatile, and the
 # strong GPU/system scopes of Volta and later.

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from gpucachex import isa
-from gpucachex.trace import INST_COLUMNS, MAX_DST, MAX_SRC, Kernel, Trace, check_launch
+from gpucachex.trace import INST_COLUMNS, MAX_DST, MAX_SRC, Kernel, Space, Trace, check_launch, popcount32
 
 CHUNK_BYTES = 4 << 20  # text fed to the parser per call: large enough to amortise the call, small in memory
 NATIVE_FORMAT = "gpucachex-trace"
@@ -144,6 +144,8 @@ def _load_text(files: list[Path], memcpys, *, name: str, source: str, allow_miss
     opcodes = parser.opcodes()
     op_class, space, flags = isa.classify_table(opcodes)
     kernels = [_kernel_from_parse(i, f, info, op_class, space, flags) for i, (f, info) in enumerate(parsed)]
+    generic = np.array([op.split(".")[0] in isa.GENERIC_OPCODES for op in opcodes], dtype=bool)
+    kernels = [_resolve_generic(f, i, k, generic) for i, (f, k) in enumerate(zip(files, kernels))]
     _refuse_unknown_memory_opcodes(files, kernels, opcodes)
     return Trace(kernels, opcodes, list(memcpys), name=name, source=source)
 
@@ -190,6 +192,75 @@ def _kernel_from_parse(index: int, path: Path, info: dict, op_class, space, flag
         shmem_bytes=info["shmem"] or 0, nregs=info["nregs"] or 0,
         kernel_id=info["kernel_id"] if info["kernel_id"] is not None else index + 1,
         binary_version=info["binary_version"] or 0, attrs=attrs)
+
+
+# ---- generic loads and stores ---------------------------------------------------------------------
+#
+# A generic LD/ST reaches shared, local or global memory depending on its address: the GPU maps the CTA's
+# shared memory and the thread's local memory into windows of the generic address space, and the tracer
+# writes their bases in the kernel header (-shmem base_addr, -local mem base_addr) but not their sizes.
+# The sizes are the largest any NVIDIA GPU has (CUDA C++ Programming Guide, technical specifications per
+# compute capability), so no access a kernel can make falls outside its window:
+SHARED_WINDOW_BYTES = 228 << 10  # shared memory per SM (compute capability 9.0)
+LOCAL_WINDOW_BYTES = 512 << 10   # local memory per thread
+# In the recorded traces the shared base lies 32 MB above the local base, so the two windows are far
+# apart. (Accel-Sim's trace front end ends the shared window at the local base, which leaves it empty
+# with these bases, and makes the local one GPGPU-Sim's LOCAL_MEM_SIZE_MAX, 16 KB.)
+
+
+def _resolve_generic(path: Path, index: int, k: Kernel, generic: np.ndarray) -> Kernel:
+    """`k` with each generic LD/ST (`generic[opcode]`) given the space of the window its addresses fall
+    in, and its shared addresses made offsets into the CTA's shared memory, as LDS/STS give them (so
+    bank conflicts are computed alike). Local accesses keep their addresses, as LDL/STL do.
+
+    Refused, naming the instruction: lanes of one instruction in different windows (a row holds one
+    space) and shared accesses past the CTA's shared memory (the header's -shmem), which no kernel
+    can make."""
+    rows = np.flatnonzero(generic[k.opcode] & (k.width > 0) & (k.mask != 0))
+    shared_base, local_base = k.attrs.get("shmem_base_addr"), k.attrs.get("local_mem_base_addr")
+    if not rows.size or not shared_base or not local_base:
+        # A header without both bases leaves the windows unknown: the accesses stay global, as the
+        # opcode table says.
+        return k
+    where = f"{path}: kernel {index + 1} {k.name!r}"
+    if shared_base < local_base + LOCAL_WINDOW_BYTES and local_base < shared_base + SHARED_WINDOW_BYTES:
+        raise ValueError(f"{where}: the header's shared window ({SHARED_WINDOW_BYTES >> 10} KB at {shared_base:#x}) "
+                         f"and local window ({LOCAL_WINDOW_BYTES >> 10} KB at {local_base:#x}) overlap, so its "
+                         f"generic loads and stores cannot be resolved")
+    lanes = popcount32(k.mask[rows])
+    first = np.cumsum(lanes) - lanes                      # each row's first lane among the selected lanes
+    lane = np.repeat(k.addr_offset[rows].astype(np.int64) - first, lanes) + np.arange(int(lanes.sum()))
+    addr = k.addresses[lane]
+    sb, lb = np.uint64(shared_base), np.uint64(local_base)
+    in_shared = (addr >= sb) & (addr - sb < np.uint64(SHARED_WINDOW_BYTES))
+    in_local = (addr >= lb) & (addr - lb < np.uint64(LOCAL_WINDOW_BYTES))
+    lane_space = np.where(in_shared, Space.SHARED, np.where(in_local, Space.LOCAL, Space.GLOBAL)).astype(np.uint8)
+    row_space = lane_space[first]
+
+    def at(i: int) -> str:
+        row = int(rows[i])
+        return f"{where}: instruction {row} (PC {int(k.pc[row]):#06x})"
+
+    mixed = np.flatnonzero(lane_space != np.repeat(row_space, lanes))
+    if mixed.size:
+        i = int(np.searchsorted(first, mixed[0], side="right")) - 1
+        raise ValueError(f"{at(i)}, a generic load or store, has lanes in {Space.NAMES[row_space[i]]} memory "
+                         f"(address {int(addr[first[i]]):#x}) and in {Space.NAMES[lane_space[mixed[0]]]} memory "
+                         f"(address {int(addr[mixed[0]]):#x}); gpucachex gives each instruction one memory space")
+    shared = np.flatnonzero(in_shared)
+    offset = addr[shared] - sb
+    end = offset + np.repeat(k.width[rows], lanes)[shared]
+    past = np.flatnonzero(end > np.uint64(k.shmem_bytes))
+    if past.size:
+        j = int(shared[past[0]])
+        i = int(np.searchsorted(first, j, side="right")) - 1
+        raise ValueError(f"{at(i)} accesses shared memory at offset {int(offset[past[0]]):#x} (address "
+                         f"{int(addr[j]):#x}), past the {k.shmem_bytes} bytes of shared memory its CTA has (-shmem)")
+    space, flags, addresses = k.space.copy(), k.flags.copy(), k.addresses.copy()
+    space[rows] = row_space
+    flags[rows[row_space == Space.SHARED]] = 0  # the L1 bypass modifiers mean nothing for shared memory
+    addresses[lane[shared]] = offset
+    return k.replace(space=space, flags=flags, addresses=addresses)
 
 
 # ---- native format ----------------------------------------------------------------------------
@@ -335,7 +406,7 @@ def _meta_int(km: dict, key: str, low: int = 0, high: int = 1 << 63) -> int:
 
 def _load_native(path: Path) -> Trace:
     from gpucachex import _core
-    from gpucachex.trace import OpClass, Space
+    from gpucachex.trace import OpClass
 
     def corrupt(why) -> ValueError:
         return ValueError(f"{path}: corrupt native trace file ({why})")

@@ -286,6 +286,83 @@ def test_texture_surface_and_cache_control_opcodes_may_carry_addresses(tmp_path,
     assert k.width[0] == 4 and k.addresses.tolist() == [0x40]
 
 
+# Window bases of the recorded bfs trace: the shared base 32 MB above the local base.
+SHMEM_BASE, LOCAL_BASE = 0x7FC867000000, 0x7FC865000000
+
+
+def windows_header(shmem=4096, bases=True):
+    """header() with -shmem bytes and, unless bases is False, the generic windows' base addresses."""
+    text = header().replace("-shmem = 0", f"-shmem = {shmem}")
+    if bases:
+        text = text.replace("-cuda stream id = 0\n", f"-cuda stream id = 0\n-shmem base_addr = 0x{SHMEM_BASE:016x}\n"
+                                                     f"-local mem base_addr = 0x{LOCAL_BASE:016x}\n")
+    return text
+
+
+def test_generic_loads_and_stores_take_the_space_of_their_window(tmp_path):
+    local_end = LOCAL_BASE + traceio.LOCAL_WINDOW_BYTES
+    lines = [f"0010 0000000f 1 R2 LD.E.CG 1 R4 4 1 {SHMEM_BASE + 0x100:#x} 4",   # shared: an offset, as LDS gives it
+             f"0020 00000003 0 ST.E.64 2 R4 R2 8 1 {LOCAL_BASE + 0x40:#x} 8",    # local: the address as it is
+             f"0030 00000001 1 R3 LD.E 1 R4 4 1 {local_end - 4:#x} 0",           # the local window's last word
+             f"0040 00000001 1 R3 LD.E.CG 1 R4 4 1 {local_end:#x} 0",            # just past it: global
+             "0050 00000003 0 ST.E 2 R4 R3 4 2 0x7fc841500000 4",                 # global
+             f"0060 00000000 1 R3 LD.E 1 R4 4 1 {SHMEM_BASE:#x} 0",               # mask 0: no access, stays global
+             "0070 ffffffff 0 EXIT 0 0"]
+    path = write(tmp_path, windows_header() + tb(0, {0: lines}))
+    k = gpucachex.load_trace(path).validate().kernels[0]
+    assert [Space.NAMES[s] for s in k.space] == ["shared", "local", "local", "global", "global", "global", "none"]
+    assert k.flags.tolist() == [0, 0, 0, 1, 0, 0, 0]  # .CG bypasses the L1 for global data only
+    assert kernel_addresses(k)[:5] == [[0x100, 0x104, 0x108, 0x10c], [LOCAL_BASE + 0x40, LOCAL_BASE + 0x48],
+                                       [local_end - 4], [local_end], [0x7FC841500000, 0x7FC841500004]]
+    assert k.attrs["shmem_base_addr"] == SHMEM_BASE and k.attrs["local_mem_base_addr"] == LOCAL_BASE
+    trace = gpucachex.load_trace(path)
+    trace.save(tmp_path / "t.npz")  # the native file holds the resolved columns
+    assert_same_trace(trace, gpucachex.load_trace(tmp_path / "t.npz"))
+    # Without the windows' bases a generic access cannot be resolved and stays global.
+    bare = write(tmp_path, windows_header(bases=False) + tb(0, {0: lines}), "bare.traceg")
+    k = gpucachex.load_trace(bare).kernels[0]
+    assert [Space.NAMES[s] for s in k.space[:6]] == ["global"] * 6 and int(k.addresses[0]) == SHMEM_BASE + 0x100
+
+
+def test_a_generic_shared_access_is_simulated_like_lds(tmp_path):
+    """Same offsets, same bank conflicts: a generic load into the shared window costs what LDS does."""
+    def cycles(opcode, base, stride):
+        lines = [f"0010 ffffffff 1 R2 {opcode} 1 R4 4 1 {base:#x} {stride}",
+                 "0020 ffffffff 1 R3 IADD 2 R2 R2 0", "0030 ffffffff 0 EXIT 0 0"]
+        path = write(tmp_path, windows_header() + tb(0, {0: lines}), f"{opcode}.traceg")
+        r = gpucachex.simulate("gtx480", path, energy=False)
+        assert r["l1d_accesses"] == 0
+        return r["cycles"]
+    # A 128-byte stride puts all 32 lanes in one bank; a 4-byte stride gives each its own.
+    assert cycles("LD.E", SHMEM_BASE, 128) == cycles("LDS", 0, 128) > cycles("LDS", 0, 4) == cycles("LD.E", SHMEM_BASE, 4)
+
+
+@pytest.mark.parametrize("line, shmem, message", [
+    (f"0010 00000003 1 R2 LD.E 1 R4 4 0 {SHMEM_BASE:#x} 0x7fc841500000", 4096,
+     r"instruction 0 \(PC 0x0010\), a generic load or store, has lanes in shared memory \(address 0x7fc867000000\) "
+     r"and in global memory \(address 0x7fc841500000\)"),
+    (f"0010 00000003 1 R2 LD.E 1 R4 4 1 {SHMEM_BASE + 0xffc:#x} 4", 4096,
+     r"instruction 0 \(PC 0x0010\) accesses shared memory at offset 0x1000 \(address 0x7fc867001000\), past the "
+     r"4096 bytes of shared memory its CTA has \(-shmem\)"),
+])
+def test_generic_accesses_a_trace_cannot_hold_are_refused(tmp_path, line, shmem, message):
+    path = write(tmp_path, windows_header(shmem) + tb(0, {0: [line]}))
+    with pytest.raises(ValueError, match=re.escape(f"{path}: kernel 1 '_Z3fooPf': ") + message):
+        gpucachex.load_trace(path)
+
+
+def test_overlapping_generic_windows_are_refused(tmp_path):
+    text = windows_header().replace(f"0x{LOCAL_BASE:016x}", f"0x{SHMEM_BASE - 0x1000:016x}")
+    path = write(tmp_path, text + tb(0, {0: [f"0010 00000001 1 R2 LD.E 1 R4 4 1 {SHMEM_BASE:#x} 0"]}))
+    with pytest.raises(ValueError, match=re.escape(f"{path}: kernel 1 '_Z3fooPf': the header's shared window "
+                                                   "(228 KB at 0x7fc867000000) and local window (512 KB at "
+                                                   "0x7fc866fff000) overlap")):
+        gpucachex.load_trace(path)
+    # A kernel without generic accesses does not need its windows.
+    ok = write(tmp_path, text + tb(0, {0: [GOOD]}), "ok.traceg")
+    assert gpucachex.load_trace(ok).kernels[0].space.tolist() == [Space.GLOBAL]
+
+
 def test_kernelslist_memcpys_xz_and_missing_ctas(tmp_path):
     k1 = header(grid=(2, 1, 1)) + tb(0, {0: ["0010 ffffffff 0 EXIT 0 0"]}) + tb(1, {0: ["0010 ffffffff 0 EXIT 0 0"]})
     write(tmp_path, k1, "kernel-1.traceg")
