@@ -54,9 +54,13 @@ OPCODE_TABLE: dict[str, tuple[int, int]] = {
 # text trace reader (gpucachex.traceio) decides it per instruction from the addresses.
 GENERIC_OPCODES = frozenset({"LD", "ST"})
 
-# Modifiers that make a load or store skip the (incoherent) L1D: cache-global, volatile, and the
-# strong GPU/system scopes of Volta and later.
-BYPASS_MODIFIERS = ("CG", "CV", "STRONG", "VOLATILE")
+# Modifiers that make a load or store skip the (incoherent) L1D: cache-global, cache-volatile, volatile.
+BYPASS_MODIFIERS = ("CG", "CV", "VOLATILE")
+# A strong access (Volta and later) skips it only at a scope wider than the SM, where other SMs' writes
+# must be seen: .STRONG.GPU and .STRONG.SYS. At CTA or SM scope the SM's own L1D is coherent for it, so
+# LDG.E.STRONG.SM is cached. (Accel-Sim's trace front end bypasses .STRONG.GPU only; system scope is
+# wider still.) A bare .SYS, without STRONG, is the default scope Volta's SASS prints on ordinary loads.
+STRONG_BYPASS_SCOPES = ("GPU", "SYS")
 
 
 def register_opcode(base: str, op_class: str | int, space: str | int = "none") -> None:
@@ -90,7 +94,9 @@ def classify(opcode: str) -> tuple[int, int, int]:
     parts = opcode.split(".")
     op_class, space = OPCODE_TABLE.get(parts[0], (OpClass.ALU, Space.NONE))
     flags = 0
-    if space in (Space.GLOBAL, Space.LOCAL) and any(m in BYPASS_MODIFIERS for m in parts[1:]):
+    mods = parts[1:]
+    strong_wide = "STRONG" in mods and any(m in STRONG_BYPASS_SCOPES for m in mods)
+    if space in (Space.GLOBAL, Space.LOCAL) and (strong_wide or any(m in BYPASS_MODIFIERS for m in mods)):
         flags |= Flag.BYPASS_L1
     return op_class, space, flags
 

@@ -131,6 +131,15 @@ def test_cache_global_off_sends_global_loads_to_l2():
     assert cg["l1d_accesses"] == 0
 
 
+@pytest.mark.parametrize("opcode, l1d_hits", [("LDG.E", 1), ("LDG.E.STRONG.SM", 1), ("LDG.E.STRONG.CTA", 1),
+                                              ("LDG.E.STRONG.GPU", 0), ("LDG.E.STRONG.SYS", 0)])
+def test_strong_loads_skip_the_l1d_only_at_gpu_and_system_scope(opcode, l1d_hits):
+    # Two loads of one line: the second hits when the scope lets the L1D serve it.
+    prog = [ld(1, lanes(0x60000), opcode=opcode), ld(2, lanes(0x60000), opcode=opcode, src=(1,))]
+    r = run(one_warp(prog))
+    assert r["l1d_hits"] == l1d_hits and r["l1d_accesses"] == 2 * l1d_hits and r["loads"] == 2
+
+
 # ---- reservation fails, one reason at a time ------------------------------------------------
 
 def many_lines(n, base=0x100000):

@@ -58,6 +58,19 @@ def test_validation_names_the_problem(change, message):
         Trace([k], ["LDG.E"]).validate()
 
 
+@pytest.mark.parametrize("opcode, bypass", [
+    ("LDG.E", False), ("LDG.E.SYS", False), ("STG.E.SYS", False),  # .SYS alone: Volta's default scope
+    ("LDG.E.CG", True), ("LDG.E.128.CV", True), ("STG.E.VOLATILE", True), ("LDL.CG", True),
+    ("LDG.E.STRONG.GPU", True), ("LDG.E.64.STRONG.SYS", True), ("STG.E.STRONG.GPU", True),
+    ("LDG.E.STRONG.SM", False), ("LDG.E.64.STRONG.SM", False), ("LDG.E.STRONG.CTA", False),
+    ("STG.E.STRONG.CTA", False), ("LDS.STRONG.GPU", False),  # shared memory has no L1D to skip
+])
+def test_l1d_bypass_modifiers_and_strong_scopes(opcode, bypass):
+    """Strong accesses skip the incoherent L1D only at GPU or system scope, where other SMs' writes
+    must be seen; at SM or CTA scope the SM's own L1D serves them."""
+    assert bool(isa.classify(opcode)[2] & Flag.BYPASS_L1) == bypass
+
+
 def test_opcode_classification():
     assert isa.classify("LDG.E.128.CG") == (OpClass.LOAD, Space.GLOBAL, Flag.BYPASS_L1)
     assert isa.classify("LDG.E") == (OpClass.LOAD, Space.GLOBAL, 0)
