@@ -460,7 +460,7 @@ def _load_native(path: Path) -> Trace:
     except _Corrupt as exc:
         raise corrupt(exc) from None
     except (zipfile.BadZipFile, KeyError, TypeError, ValueError, EOFError, OSError, UnicodeDecodeError,
-            OverflowError, struct.error) as exc:
+            OverflowError, struct.error, NotImplementedError) as exc:  # zipfile: an unknown "version needed"
         if isinstance(exc, ValueError) and str(exc).startswith(str(path)):
             raise
         raise corrupt(f"{type(exc).__name__}: {exc}") from None

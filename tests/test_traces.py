@@ -724,6 +724,21 @@ def test_a_changed_byte_in_a_native_file_is_refused(tmp_path):
     assert gpucachex.load_trace(path).summary() == trace.summary()
 
 
+def test_a_damaged_zip_version_field_is_a_clear_error(tmp_path, capsys):
+    """zipfile raises NotImplementedError for a 'version needed to extract' it does not support; a
+    damaged one is a corrupt file like any other, named in a ValueError and exit status 2."""
+    path = _saved(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[data.index(b"PK\x01\x02") + 6] = 0xFF  # the first central-directory entry's version needed
+    bad = tmp_path / "version.npz"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=re.escape(f"{bad}: corrupt native trace file (NotImplementedError: zip file "
+                                                   "version")):
+        gpucachex.load_trace(bad)
+    assert cli_main(["trace", "info", str(bad)]) == 2
+    assert f"gpucachex trace: error: {bad}: corrupt native trace file" in capsys.readouterr().err
+
+
 def test_native_rows_are_checked(tmp_path, monkeypatch):
     trace = gpucachex.load_trace(_saved(tmp_path))
     k = trace.kernels[0]
