@@ -229,7 +229,9 @@ class Trace:
 
     def save(self, path) -> None:
         """Write the trace in the native format (a versioned .npz; see gpucachex.traceio), which
-        `gpucachex.load_trace` reloads exactly and much faster than text."""
+        `gpucachex.load_trace` reloads exactly and much faster than text. Kernel attrs may hold None,
+        str, int, float, bool, and lists, tuples and dicts with string keys of them (numpy numbers are
+        saved as the Python numbers they equal); anything else is refused with a ValueError naming it."""
         from gpucachex.traceio import save_trace
 
         save_trace(self, path)

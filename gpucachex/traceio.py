@@ -3,7 +3,8 @@
 
 The native format is an uncompressed .npz (a zip of .npy arrays; layout below) that loads by
 mapping the file: its columns are read-only views of the page cache, checked row by row in C.
-Readers refuse format versions newer than NATIVE_VERSION.
+Readers refuse format versions newer than NATIVE_VERSION. Version 2 saves kernel attrs' tuples
+tagged (JSON has only lists); version 1 saved them as lists.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from gpucachex.trace import INST_COLUMNS, MAX_DST, MAX_SRC, Kernel, Space, Trace
 
 CHUNK_BYTES = 4 << 20  # text fed to the parser per call: large enough to amortise the call, small in memory
 NATIVE_FORMAT = "gpucachex-trace"
-NATIVE_VERSION = 1
+NATIVE_VERSION = 2
 
 _XZ_MAGIC = b"\xfd7zXZ\x00"
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -281,12 +282,51 @@ def _column_dtype(name: str) -> tuple[np.dtype, tuple[int, ...]]:
     return INST_COLUMNS[name] if name in INST_COLUMNS else (np.dtype(np.uint64), ())
 
 
-def _json_default(value):
+# Kernel attrs are saved as JSON, which has no tuples and only string keys: a tuple is saved as
+# {"__tuple__": [items]}, and whatever JSON would give back as something else (an int key as a string,
+# a set, any other object) is refused at save time, so a saved trace reloads with attrs equal to its own.
+_TUPLE_TAG = "__tuple__"
+_ATTR_TYPES = "None, str, int, float, bool, and lists, tuples and dicts with string keys of them"
+
+
+def _encode_attr(value, where: str):
+    """`value` as JSON values that `_decode_attr` turns back into an equal value of the same types.
+    Numpy numbers are saved as the Python numbers they equal."""
+    kind = type(value)
+    if value is None or kind in (str, int, float, bool):
+        return value
     if isinstance(value, np.integer):
         return int(value)
     if isinstance(value, np.floating):
         return float(value)
-    raise TypeError(f"{type(value).__name__} is not a JSON value")
+    if kind is list or kind is tuple:
+        items = [_encode_attr(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return items if kind is list else {_TUPLE_TAG: items}
+    if kind is dict:
+        out = {}
+        for key, v in value.items():
+            if type(key) is not str:
+                raise ValueError(f"{where} has the key {key!r} ({type(key).__name__}); saved attrs take string keys "
+                                 f"(JSON would give it back as a string)")
+            if key == _TUPLE_TAG:
+                raise ValueError(f"{where} has the key {key!r}, which the native format keeps for tuples")
+            out[key] = _encode_attr(v, f"{where}[{key!r}]")
+        return out
+    raise ValueError(f"{where} is of type {kind.__name__}, which the native format cannot save (attrs hold "
+                     f"{_ATTR_TYPES})")
+
+
+def _decode_attr(value):
+    """The attrs value `_encode_attr` saved as `value`."""
+    if type(value) is list:
+        return [_decode_attr(v) for v in value]
+    if type(value) is dict:
+        if _TUPLE_TAG in value:
+            if len(value) != 1 or type(value[_TUPLE_TAG]) is not list:
+                raise _Corrupt("a tuple in the kernel attrs is malformed")
+            return tuple(_decode_attr(v) for v in value[_TUPLE_TAG])
+        return {key: _decode_attr(v) for key, v in value.items()}
+    return value
 
 
 def _write_member(zf: zipfile.ZipFile, f, name: str, parts: list[np.ndarray], dtype: np.dtype,
@@ -313,16 +353,22 @@ def save_trace(trace: Trace, path: str | os.PathLike) -> None:
     folders are made). The file is written to a temporary name and renamed, so a reader never sees
     half a file."""
     trace.validate()
+    attrs = []
+    for i, k in enumerate(trace.kernels):
+        where = f"cannot save trace: kernel {i + 1} {k.name!r}: attrs"
+        if type(k.attrs) is not dict:
+            raise ValueError(f"{where} must be a dict, got {type(k.attrs).__name__}")
+        try:
+            attrs.append(_encode_attr(k.attrs, where))
+        except RecursionError:
+            raise ValueError(f"{where} nest too deeply or contain themselves") from None
     meta = dict(format=NATIVE_FORMAT, version=NATIVE_VERSION, name=trace.name, source=trace.source,
                 opcodes=list(trace.opcodes), memcpys=[[int(b), int(d), int(n)] for b, d, n in trace.memcpys],
                 kernels=[dict(name=k.name, grid=[int(x) for x in k.grid], block=[int(x) for x in k.block],
                               shmem_bytes=int(k.shmem_bytes), nregs=int(k.nregs), kernel_id=int(k.kernel_id),
-                              binary_version=int(k.binary_version), attrs=k.attrs, n_insts=k.n_insts,
-                              n_addresses=int(k.addresses.shape[0])) for k in trace.kernels])
-    try:
-        meta_bytes = json.dumps(meta, default=_json_default).encode()
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"cannot save trace: kernel attrs must be JSON values ({exc})") from None
+                              binary_version=int(k.binary_version), attrs=a, n_insts=k.n_insts,
+                              n_addresses=int(k.addresses.shape[0])) for k, a in zip(trace.kernels, attrs)])
+    meta_bytes = json.dumps(meta).encode()
     out = Path(path)
     if out.is_dir():
         raise IsADirectoryError(f"{out} is a directory; give the native file's path (e.g. {out / 'trace.npz'})")
@@ -435,12 +481,15 @@ def _load_native(path: Path) -> Trace:
             except ValueError as exc:
                 raise _Corrupt(f"kernel {i + 1}: {exc}") from None
             grid, block = tuple(km["grid"]), tuple(km["block"])
+            if type(km["attrs"]) is not dict:
+                raise _Corrupt(f"kernel {i + 1}: attrs are not a dict")
+            attrs = _decode_attr(km["attrs"]) if version >= 2 else km["attrs"]
             cols = {name: columns[name][row:row + n] for name in INST_COLUMNS}
             k = Kernel(name=str(km["name"]), grid=grid, block=block, **cols,
                        addresses=columns["addresses"][addr:addr + m],
                        shmem_bytes=_meta_int(km, "shmem_bytes"), nregs=_meta_int(km, "nregs"),
                        kernel_id=_meta_int(km, "kernel_id", -(1 << 63)),
-                       binary_version=_meta_int(km, "binary_version"), attrs=dict(km["attrs"]))
+                       binary_version=_meta_int(km, "binary_version"), attrs=attrs)
             if k.n_insts != n or k.addresses.shape[0] != m:
                 raise _Corrupt(f"kernel {i + 1} needs rows past the end of the columns")
             try:

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpucachex
-from gpucachex import _core, isa, traceio
+from gpucachex import _core, isa, traceio, workloads
 from gpucachex.cli import main as cli_main
 from gpucachex.trace import INST_COLUMNS, MAX_DST, MAX_SRC, NO_REG, OpClass, Space, Trace
 from reference_traceg import read_kernel, read_kernelslist, totals
@@ -686,20 +686,98 @@ def test_native_corrupt_and_future_files_are_clear_errors(tmp_path):
     np.savez(tmp_path / "other.npz", a=np.arange(3))
     with pytest.raises(ValueError, match="corrupt native trace file .no member meta.npy"):
         gpucachex.load_trace(tmp_path / "other.npz")
-    future = tmp_path / "future.npz"
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(future, "w") as dst:
+    future = _with_meta(path, tmp_path / "future.npz", lambda meta: meta.update(version=99))
+    with pytest.raises(ValueError, match="native trace format version 99 is newer than this gpucachex reads"):
+        gpucachex.load_trace(future)
+
+
+def _with_meta(path, out, change):
+    """Copy native file `path` to `out` with its meta changed in place by `change(meta)`."""
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
         for info in src.infolist():
             blob = src.read(info)
             if info.filename == "meta.npy":
                 meta = json.loads(bytes(np.load(io.BytesIO(blob))).decode())
-                meta["version"] = 99
-                raw = json.dumps(meta).encode()
+                change(meta)
                 buf = io.BytesIO()
-                np.save(buf, np.frombuffer(raw, np.uint8))
+                np.save(buf, np.frombuffer(json.dumps(meta).encode(), np.uint8))
                 blob = buf.getvalue()
             dst.writestr(info.filename, blob)
-    with pytest.raises(ValueError, match="native trace format version 99 is newer than this gpucachex reads"):
-        gpucachex.load_trace(future)
+    return out
+
+
+def typed(value):
+    """`value` with the type of every part spelled out, so == also compares types (1 == 1.0 == True,
+    (1,) != [1] only through this)."""
+    if isinstance(value, dict):
+        return "dict", {typed(k): typed(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value).__name__, [typed(v) for v in value]
+    return type(value).__name__, value
+
+
+def test_native_attrs_round_trip_with_their_types(tmp_path):
+    attrs = {"pair": (1, 2), "empty": (), "nested": [(1, [2, (3.5, None)]), {"t": ("a", True)}], "list": [1, 2],
+             "float": 0.1, "inf": float("inf"), "big": 1 << 70, "flag": False, "none": None, "text": "x",
+             "ranges": {"d_A": (0x80000000, 4096)}}
+    trace = gpucachex.load_trace(_saved(tmp_path))
+    trace.kernels[0] = trace.kernels[0].replace(attrs=attrs)
+    trace.kernels[1:] = [trace.kernels[0].replace(attrs={"n": np.int64(7), "x": np.float32(0.5)})]
+    trace.save(tmp_path / "t.npz")
+    back = gpucachex.load_trace(tmp_path / "t.npz")
+    assert typed(back.kernels[0].attrs) == typed(attrs)
+    assert typed(back.kernels[1].attrs) == typed({"n": 7, "x": 0.5})  # numpy numbers come back as Python's
+
+
+@pytest.mark.parametrize("attrs, message", [
+    ({1: "x"}, r"attrs has the key 1 \(int\); saved attrs take string keys"),
+    ({"a": {"b": {(1, 2): 3}}}, r"attrs\['a'\]\['b'\] has the key \(1, 2\) \(tuple\)"),
+    ({"s": [0, {1, 2}]}, r"attrs\['s'\]\[1\] is of type set, which the native format cannot save"),
+    ({"o": object()}, r"attrs\['o'\] is of type object"),
+    ({"p": Path("x")}, r"attrs\['p'\] is of type (Posix|Windows)Path"),
+    ({"a": np.arange(3)}, r"attrs\['a'\] is of type ndarray"),
+    ({"t": {"__tuple__": [1]}}, r"attrs\['t'\] has the key '__tuple__', which the native format keeps for tuples"),
+])
+def test_native_attrs_that_would_come_back_different_are_refused(tmp_path, attrs, message):
+    trace = gpucachex.load_trace(_saved(tmp_path))
+    trace.kernels[0] = trace.kernels[0].replace(attrs=attrs)
+    with pytest.raises(ValueError, match=r"cannot save trace: kernel 1 '_Z3fooPf': " + message):
+        trace.save(tmp_path / "bad.npz")
+    assert not (tmp_path / "bad.npz").exists()
+
+
+def test_native_attrs_that_contain_themselves_are_refused(tmp_path):
+    trace = gpucachex.load_trace(_saved(tmp_path))
+    loop: dict = {}
+    loop["self"] = loop
+    trace.kernels[0] = trace.kernels[0].replace(attrs=loop)
+    with pytest.raises(ValueError, match="cannot save trace: kernel 1 '_Z3fooPf': attrs nest too deeply or contain "
+                                         "themselves"):
+        trace.save(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize("name", workloads.names())
+def test_every_kernel_model_reloads_with_its_attrs_and_their_types(tmp_path, name):
+    """Models keep array and shared ranges as tuples: a native file must give back tuples."""
+    trace = workloads.make(name, "tiny")
+    trace.save(tmp_path / "t.npz")
+    back = gpucachex.load_trace(tmp_path / "t.npz")
+    assert len(back.kernels) == len(trace.kernels)
+    for a, b in zip(trace.kernels, back.kernels):
+        assert typed(b.attrs) == typed(a.attrs), a.name
+
+
+def test_version_1_native_files_load_their_attrs_as_saved(tmp_path):
+    """Version 1 saved tuples as lists and knew no tags: its attrs load as the JSON they are."""
+    def as_version_1(meta):
+        meta["version"] = 1
+        meta["kernels"][0]["attrs"] = {"pair": [1, 2], "__tuple__": [3]}
+    old = _with_meta(_saved(tmp_path), tmp_path / "v1.npz", as_version_1)
+    assert typed(gpucachex.load_trace(old).kernels[0].attrs) == typed({"pair": [1, 2], "__tuple__": [3]})
+    bad = _with_meta(old, tmp_path / "v2.npz", lambda meta: meta.update(version=2))
+    with pytest.raises(ValueError, match=re.escape(f"{bad}: corrupt native trace file (a tuple in the kernel attrs "
+                                                   "is malformed)")):
+        gpucachex.load_trace(bad)
 
 
 def test_a_changed_byte_in_a_native_file_is_refused(tmp_path):
