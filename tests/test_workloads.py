@@ -4,10 +4,11 @@ CLI listing."""
 import numpy as np
 import pytest
 
-from gpucachex import workloads
+import tracebuild
+from gpucachex import simulate, workloads
 from gpucachex.cli import main as cli_main
 from gpucachex.trace import OpClass, Space
-from gpucachex.workloads.characterize import characterize
+from gpucachex.workloads.characterize import characterize, requests
 from gpucachex.workloads.dsl import popcount
 
 NAMES = workloads.names()
@@ -480,9 +481,22 @@ def test_characterization_tells_the_locality_classes_apart():
     assert va["req_per_line"] == 1.0 and va["l2_hit"] == 0.0 and va["l1_hit"] == 0.0
 
 
-def test_characterization_refuses_what_it_cannot_count():
-    from gpucachex.workloads.characterize import requests
+@pytest.mark.parametrize("opcode, l1_hit", [("LDG.E", 0.5), ("LDG.E.CG", 0.0), ("LDG.E.STRONG.GPU", 0.0),
+                                            ("LDL", 0.5), ("LDL.CG", 0.5)])
+def test_functional_l1_sees_only_the_loads_the_l1d_caches(opcode, l1_hit):
+    """Two loads of one line: uncached global loads (.CG, strong GPU scope) go to the L2 only, as in
+    the timing model, which caches local data whatever the modifiers."""
+    line = tracebuild.lanes(0x10000000)
+    prog = [tracebuild.ld(1, line, opcode=opcode), tracebuild.ld(2, line, opcode=opcode, src=(1,)),
+            tracebuild.Inst("EXIT")]
+    t = tracebuild.build([tracebuild.KernelSpec([[prog]], threads_per_cta=32)])
+    c = characterize(t)
+    assert c["l1_hit"] == l1_hit and c["l2_hit"] == 0.5
+    assert requests(t)["bypass"].tolist() == [l1_hit == 0.0] * 2
+    assert simulate("gtx480", t, energy=False)["l1d_hit_rate"] == l1_hit
 
+
+def test_characterization_refuses_what_it_cannot_count():
     t = tiny("vectoradd")
     # n_sms = 0 divided by zero and returned numbers; a granularity of 0 or 96 formed no blocks.
     for bad in (0, -2, 1.5, True):

@@ -16,7 +16,7 @@ Fermi GTX480 occupancy (8 CTAs, 1536 threads, 32768 registers, 48 KB shared memo
 resident warps issue in loose round-robin, one instruction each per step, so the stream is
 ordered by (kernel, wave, instruction index within the warp, SM, CTA, warp). Each SM's L1D
 (16 KB, 4-way, 128-B lines, LRU) sees its global loads and local loads/stores (global stores
-write-evict and atomics go to the L2, as on Fermi); the L2 (768 KB, 16-way, 128-B lines, LRU,
+write-evict, atomics and uncached global loads such as .CG go to the L2, as on Fermi); the L2 (768 KB, 16-way, 128-B lines, LRU,
 write-back) sees every global and local request of all SMs in that order, *not* filtered by
 the L1s (cache_run gives counts, not per-access outcomes).
 """
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from gpucachex.functional import cache_run
-from gpucachex.trace import WARP_SIZE, OpClass, Space, Trace, popcount32
+from gpucachex.trace import WARP_SIZE, Flag, OpClass, Space, Trace, popcount32
 
 LINE = 128
 SECTOR = 32
@@ -64,10 +64,11 @@ def _check(trace: Trace, n_sms: int, granularity: int = LINE) -> None:
 def requests(trace: Trace, n_sms: int = N_SMS, granularity: int = LINE) -> dict[str, np.ndarray]:
     """Coalesced memory requests of the global and local accesses: one per distinct
     `granularity`-byte block per warp instruction, in the functional interleaving order.
-    Columns: block, kernel, cta, sm, write, atomic, local."""
+    Columns: block, kernel, cta, sm, write, atomic, local, bypass (a global access the L1D does not
+    cache: .CG, .CV, ...; the timing model caches local data whatever the modifiers)."""
     _check(trace, n_sms, granularity)
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("block", "kernel", "cta", "sm", "write", "atomic",
-                                                          "local", "order")}
+                                                          "local", "bypass", "order")}
     for ki, k in enumerate(trace.kernels):
         rows = np.flatnonzero((k.width > 0) & ((k.space == Space.GLOBAL) | (k.space == Space.LOCAL)))
         if not rows.size:
@@ -101,6 +102,7 @@ def requests(trace: Trace, n_sms: int = N_SMS, granularity: int = LINE) -> dict[
         cols["write"].append(((cls == OpClass.STORE) | (cls == OpClass.ATOMIC))[r])
         cols["atomic"].append((cls == OpClass.ATOMIC)[r])
         cols["local"].append((k.space[rows] == Space.LOCAL)[r])
+        cols["bypass"].append(((k.space[rows] == Space.GLOBAL) & (k.flags[rows] & Flag.BYPASS_L1 != 0))[r])
         cols["order"].append(order[r])
     if not cols["block"]:
         return {k: np.zeros(0, dtype=np.int64) for k in cols if k != "order"}
@@ -177,9 +179,9 @@ def characterize(trace: Trace, n_sms: int = N_SMS) -> dict:
 
 
 def functional_hit_rates(req: dict[str, np.ndarray]) -> dict[str, float]:
-    """Functional L1 (per SM, loads and local accesses) and L2 (all requests) hit rates."""
+    """Functional L1 (per SM, cached loads and local accesses) and L2 (all requests) hit rates."""
     addr = (req["block"] * LINE).astype(np.uint64)
-    l1_use = (~req["write"] & ~req["atomic"]) | req["local"]
+    l1_use = (~req["write"] & ~req["atomic"] & ~req["bypass"]) | req["local"]
     hits = acc = 0
     for sm in np.unique(req["sm"]):
         sel = l1_use & (req["sm"] == sm)
