@@ -146,7 +146,7 @@ def _load_text(files: list[Path], memcpys, *, name: str, source: str, allow_miss
     op_class, space, flags = isa.classify_table(opcodes)
     kernels = [_kernel_from_parse(i, f, info, op_class, space, flags) for i, (f, info) in enumerate(parsed)]
     generic = np.array([op.split(".")[0] in isa.GENERIC_OPCODES for op in opcodes], dtype=bool)
-    kernels = [_resolve_generic(f, i, k, generic) for i, (f, k) in enumerate(zip(files, kernels))]
+    kernels = [_spread_local(_resolve_generic(f, i, k, generic)) for i, (f, k) in enumerate(zip(files, kernels))]
     _refuse_unknown_memory_opcodes(files, kernels, opcodes)
     return Trace(kernels, opcodes, list(memcpys), name=name, source=source)
 
@@ -203,7 +203,9 @@ def _kernel_from_parse(index: int, path: Path, info: dict, op_class, space, flag
 # The sizes are the largest any NVIDIA GPU has (CUDA C++ Programming Guide, technical specifications per
 # compute capability), so no access a kernel can make falls outside its window:
 SHARED_WINDOW_BYTES = 228 << 10  # shared memory per SM (compute capability 9.0)
-LOCAL_WINDOW_BYTES = 512 << 10   # local memory per thread
+# A thread's local window: its stack sits at the top of 16 MB (traced LDL offsets such as 0xfff72c,
+# Accel-Sim issue #200), above the 512 KB a kernel may use otherwise.
+LOCAL_WINDOW_BYTES = 16 << 20
 # In the recorded traces the shared base lies 32 MB above the local base, so the two windows are far
 # apart. (Accel-Sim's trace front end ends the shared window at the local base, which leaves it empty
 # with these bases, and makes the local one GPGPU-Sim's LOCAL_MEM_SIZE_MAX, 16 KB.)
@@ -262,6 +264,45 @@ def _resolve_generic(path: Path, index: int, k: Kernel, generic: np.ndarray) -> 
     flags[rows[row_space == Space.SHARED]] = 0  # the L1 bypass modifiers mean nothing for shared memory
     addresses[lane[shared]] = offset
     return k.replace(space=space, flags=flags, addresses=addresses)
+
+
+# ---- local memory ------------------------------------------------------------------------------
+#
+# NVBit records the address a thread sees in its own local memory (an offset into its local window;
+# a generic access gives the window's base plus that offset), the same for every thread, whereas the
+# hardware gives each thread its own memory. As the kernel DSL does, word w of thread t is placed at
+# LOCAL_SPREAD_BASE + (w * threads + t) * 4 (t counts the threads of the whole grid): consecutive
+# threads touch consecutive words, so a warp's access to one local variable is one coalesced line, as
+# on the GPU. (Accel-Sim interleaves the words of the threads resident at once instead,
+# translate_local_memaddr in GPGPU-Sim's shader.cc.) A wide access keeps its width from its first
+# word's place. The base lies far above any device pointer a trace holds.
+LOCAL_SPREAD_BASE = 1 << 56
+
+
+def _spread_local(k: Kernel) -> Kernel:
+    """`k` with the local addresses of its threads placed apart (see above)."""
+    rows = np.flatnonzero((k.space == Space.LOCAL) & (k.width > 0) & (k.mask != 0))
+    if not rows.size:
+        return k
+    lanes = popcount32(k.mask[rows])
+    n_lanes = int(lanes.sum())
+    first = np.cumsum(lanes) - lanes
+    lane = np.repeat(k.addr_offset[rows].astype(np.int64) - first, lanes) + np.arange(n_lanes)
+    offset = k.addresses[lane].copy()
+    base = np.uint64(k.attrs.get("local_mem_base_addr") or 0)
+    generic = (base > 0) & (offset >= base) & (offset - base < np.uint64(LOCAL_WINDOW_BYTES))
+    offset[generic] -= base
+    # Each active lane's thread number in the grid: the lane numbers of each row's set mask bits.
+    bits = (k.mask[rows, None] >> np.arange(32, dtype=np.uint32)) & 1
+    lane_ids = np.nonzero(bits)[1].astype(np.uint64)
+    threads = np.uint64(k.threads_per_cta)
+    tid = (np.repeat(k.cta[rows].astype(np.uint64) * threads + k.warp[rows].astype(np.uint64) * np.uint64(32), lanes)
+           + lane_ids)
+    n_threads = np.uint64(k.grid_ctas) * threads
+    addresses = k.addresses.copy()
+    four = np.uint64(4)
+    addresses[lane] = (np.uint64(LOCAL_SPREAD_BASE) + ((offset // four) * n_threads + tid) * four + offset % four)
+    return k.replace(addresses=addresses)
 
 
 # ---- native format ----------------------------------------------------------------------------

@@ -312,8 +312,12 @@ def test_generic_loads_and_stores_take_the_space_of_their_window(tmp_path):
     k = gpucachex.load_trace(path).validate().kernels[0]
     assert [Space.NAMES[s] for s in k.space] == ["shared", "local", "local", "global", "global", "global", "none"]
     assert k.flags.tolist() == [0, 0, 0, 1, 0, 0, 0]  # .CG bypasses the L1 for global data only
-    assert kernel_addresses(k)[:5] == [[0x100, 0x104, 0x108, 0x10c], [LOCAL_BASE + 0x40, LOCAL_BASE + 0x48],
-                                       [local_end - 4], [local_end], [0x7FC841500000, 0x7FC841500004]]
+    # Local addresses are offsets into the thread's local memory, spread apart per thread.
+    n = k.grid_ctas * k.threads_per_cta
+    local = [traceio.LOCAL_SPREAD_BASE + ((offset // 4) * n + t) * 4 for offset, t in ((0x40, 0), (0x48, 1))]
+    last = traceio.LOCAL_SPREAD_BASE + (traceio.LOCAL_WINDOW_BYTES // 4 - 1) * n * 4
+    assert kernel_addresses(k)[:5] == [[0x100, 0x104, 0x108, 0x10c], local, [last], [local_end],
+                                       [0x7FC841500000, 0x7FC841500004]]
     assert k.attrs["shmem_base_addr"] == SHMEM_BASE and k.attrs["local_mem_base_addr"] == LOCAL_BASE
     trace = gpucachex.load_trace(path)
     trace.save(tmp_path / "t.npz")  # the native file holds the resolved columns
@@ -355,8 +359,8 @@ def test_overlapping_generic_windows_are_refused(tmp_path):
     text = windows_header().replace(f"0x{LOCAL_BASE:016x}", f"0x{SHMEM_BASE - 0x1000:016x}")
     path = write(tmp_path, text + tb(0, {0: [f"0010 00000001 1 R2 LD.E 1 R4 4 1 {SHMEM_BASE:#x} 0"]}))
     with pytest.raises(ValueError, match=re.escape(f"{path}: kernel 1 '_Z3fooPf': the header's shared window "
-                                                   "(228 KB at 0x7fc867000000) and local window (512 KB at "
-                                                   "0x7fc866fff000) overlap")):
+                                                   "(228 KB at 0x7fc867000000) and local window (16384 KB "
+                                                   "at 0x7fc866fff000) overlap")):
         gpucachex.load_trace(path)
     # A kernel without generic accesses does not need its windows.
     ok = write(tmp_path, text + tb(0, {0: [GOOD]}), "ok.traceg")
@@ -929,3 +933,23 @@ def test_cli_trace_errors_exit_2(tmp_path, capsys):
     assert "is a directory" in capsys.readouterr().err
     assert cli_main(["trace", "convert", str(good), str(good / "x.npz")]) == 2
     assert "good.traceg is a file, not a folder" in capsys.readouterr().err
+
+
+def test_each_thread_has_its_own_local_memory(tmp_path):
+    # NVBit gives every lane the same local address (the thread's own offset, 0xfff72c at the top of
+    # its stack). Each thread gets its own word: a warp's LDL is one coalesced line, and eight warps
+    # of two CTAs read eight lines. A generic load of the same local variable lands on the same words.
+    ldl = ["0010 ffffffff 1 R2 LDL.LU 1 R1 4 1 0xfff72c 0", "0020 ffffffff 0 EXIT 0 0"]
+    generic = [f"0010 ffffffff 1 R2 LD.E 1 R1 4 1 {LOCAL_BASE + 0xfff72c:#x} 0", "0020 ffffffff 0 EXIT 0 0"]
+    text = windows_header().replace("-grid dim = (1,1,1)", "-grid dim = (2,1,1)").replace(
+        "-block dim = (64,1,1)", "-block dim = (128,1,1)")
+    assert "-grid dim = (2,1,1)" in text and "-block dim = (128,1,1)" in text
+    for name, lines in (("ldl", ldl), ("generic", generic)):
+        body = "".join(tb(c, {w: lines for w in range(4)}) for c in range(2))
+        trace = gpucachex.load_trace(write(tmp_path, text + body, f"{name}.traceg"))
+        k = trace.kernels[0]
+        assert (k.space == Space.LOCAL).sum() == 8
+        words = (k.addresses - np.uint64(traceio.LOCAL_SPREAD_BASE)) // np.uint64(4)
+        assert np.array_equal(words, np.uint64(0xfff72c // 4) * np.uint64(256) + np.arange(256, dtype=np.uint64))
+        r = gpucachex.simulate("gtx480", trace, energy=False)
+        assert r["l1d_accesses"] == 8 and r["l1d_misses"] == 8 and r["l2_accesses"] >= 8
