@@ -611,6 +611,24 @@ def test_occupancy_limits_concurrency():
     assert 16 * 580 < one["cycles"] < 16 * 640
 
 
+@pytest.mark.parametrize("threads, nregs, over", [
+    (48, 32, {"core.registers": 3 * 48 * 32}),    # a 48-thread CTA takes two warps' registers: 2, not 3
+    (48, 32, {"core.max_threads": 3 * 48}),       # ... and two warps' thread slots: 2, not 3
+    (32, 21, {"core.registers": 3 * 32 * 21}),    # 21 registers are allocated as 24: 2, not 3
+    (512, 21, {}),                                # gtx480: 32768 / (512 x 24) = 2, not 3
+])
+def test_occupancy_counts_whole_warps_and_registers_in_fours_as_gpgpusim(threads, nregs, over):
+    # GPGPU-Sim's max_cta gives 2 resident CTAs in each case, so 6 CTAs whose warps each run one
+    # ALU chain of 20 x 100 cycles take three waves of it.
+    cfg = BASE.replace(**{"core.alu_latency": 100, **over})
+    warps = -(-threads // 32)
+    def cycles(n):
+        programs = [[chain(20) for _ in range(warps)] for _ in range(n)]
+        return run(build([KernelSpec(programs, threads_per_cta=threads, nregs=nregs)]), cfg)["cycles"]
+    wave = cycles(1)
+    assert 3 * wave - 60 < cycles(6) < 3 * wave + 60
+
+
 @pytest.mark.parametrize("scheduler", ["lrr", "gto", "two_level"])
 def test_every_scheduler_runs_everything(scheduler):
     trace = mixed_trace(2)

@@ -158,17 +158,19 @@ void gcx_gpu_free(gcx_gpu *g)
 /* ---- kernels and CTAs --------------------------------------------------------------------- */
 
 /* Resident CTAs per SM for a kernel: the tightest of the CTA, thread, warp, register and shared
- * memory limits. Zero means the kernel does not fit at all. */
+ * memory limits, with threads and registers counted as GPGPU-Sim's max_cta counts them (a CTA
+ * takes whole warps, registers in fours: gcx_cta_threads, gcx_cta_regs). Zero means the kernel
+ * does not fit at all. */
 static uint32_t cta_limit(const gcx_gpu_config *c, const gcx_kernel *k, const char **why)
 {
     uint64_t lim = (uint64_t)c->max_ctas_per_sm;
     *why = "core.max_ctas";
-    uint64_t t = (uint64_t)c->max_threads_per_sm / k->threads_per_cta;
+    uint64_t t = (uint64_t)c->max_threads_per_sm / gcx_cta_threads(k);
     if (t < lim) { lim = t; *why = "core.max_threads"; }
     t = (uint64_t)c->max_warps_per_sm / k->warps_per_cta;
     if (t < lim) { lim = t; *why = "core.max_warps"; }
     if (k->nregs) {
-        t = (uint64_t)c->registers_per_sm / ((uint64_t)k->nregs * k->threads_per_cta);
+        t = (uint64_t)c->registers_per_sm / gcx_cta_regs(k);
         if (t < lim) { lim = t; *why = "core.registers"; }
     }
     if (k->shmem_bytes) {

@@ -570,6 +570,15 @@ uint64_t gcx_l1_next_event(gcx_gpu *g, gcx_sm *sm);
 uint64_t gcx_l2_next_event(gcx_gpu *g, uint32_t p);
 uint64_t gcx_dram_next_event(gcx_gpu *g, uint32_t ch);
 
+/* What one CTA of kernel k takes from an SM, as GPGPU-Sim's max_cta counts it: thread slots for
+ * whole warps, and registers for those slots at a per-thread count rounded up to a multiple of 4
+ * (its register allocation granularity). */
+static inline uint32_t gcx_cta_threads(const gcx_kernel *k) { return k->warps_per_cta * GCX_WARP_SIZE; }
+static inline uint64_t gcx_cta_regs(const gcx_kernel *k)
+{
+    return (uint64_t)((k->nregs + 3) & ~3u) * gcx_cta_threads(k);
+}
+
 /* sm.c */
 int gcx_sm_init(gcx_gpu *g, gcx_sm *sm, uint32_t id, gcx_error *err);
 void gcx_sm_free(gcx_sm *sm);

@@ -173,8 +173,8 @@ static void cta_finish(gcx_gpu *g, gcx_sm *sm, uint32_t slot, uint64_t now)
     cta->id = GCX_NONE;
     sm->used_ctas--;
     sm->used_warps -= k->warps_per_cta;
-    sm->used_threads -= k->threads_per_cta;
-    sm->used_regs -= k->nregs * k->threads_per_cta;
+    sm->used_threads -= gcx_cta_threads(k);
+    sm->used_regs -= (uint32_t)gcx_cta_regs(k);
     sm->used_shmem -= k->shmem_bytes;
     g->ctas_left--;
 }
@@ -204,8 +204,8 @@ void gcx_sm_launch_cta(gcx_gpu *g, gcx_sm *sm, uint32_t slot, uint32_t cta_index
     sm->sched_wake = 0;
     sm->used_ctas++;
     sm->used_warps += k->warps_per_cta;
-    sm->used_threads += k->threads_per_cta;
-    sm->used_regs += k->nregs * k->threads_per_cta;
+    sm->used_threads += gcx_cta_threads(k);
+    sm->used_regs += (uint32_t)gcx_cta_regs(k);
     sm->used_shmem += k->shmem_bytes;
     GCX_TECH_EACH(g, t)
     if (t->ops && t->ops->cta_start)
