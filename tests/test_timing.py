@@ -45,6 +45,33 @@ def test_dependent_alu_instructions_wait_for_the_latency():
     assert r["cycles"] == 92
 
 
+def test_a_branch_holds_its_warp_for_the_branch_latency():
+    # ALU at 1, BRA at 2, the next ALU waits for the branch until 2 + latency, and so on: the EXIT
+    # issues at 5 + 3 x latency and the warp is done exit_latency (1) cycle later.
+    prog = [alu(dst=(1,)), Inst("BRA"), alu(dst=(2,)), Inst("BRA"), alu(dst=(3,)), Inst("BRA"), alu(dst=(4,)),
+            Inst("EXIT")]
+    for lat in (1, 4, 40):
+        r = run(one_warp(prog), BASE.replace(**{"core.branch_latency": lat}))
+        assert r["cycles"] == 5 + 3 * lat + 1 + 1
+    # Another warp of the same scheduler issues while the branch holds the first one.
+    other = [alu(dst=(i,)) for i in range(6)]
+    r = run(build([KernelSpec([[[Inst("BRA"), alu(dst=(1,))], other]])]), BASE.replace(**{"core.branch_latency": 40}))
+    assert r["cycles"] == 1 + 40 + 1
+
+
+def test_a_warp_is_done_exit_latency_cycles_after_its_exit_issues():
+    prog = [alu(dst=(1,)), Inst("EXIT")]
+    base = run(one_warp(prog), BASE.replace(**{"core.exit_latency": 1}))["cycles"]
+    assert base == 4  # ALU at 1, EXIT at 2, done at 3
+    assert run(one_warp(prog), BASE.replace(**{"core.exit_latency": 100}))["cycles"] == base + 99
+    # The CTA's slot is free only then: with one resident CTA, the second starts after the first's exit.
+    two = build([KernelSpec([[prog], [prog]])])
+    one_slot = BASE.replace(**{"core.max_ctas": 1})
+    assert run(two, one_slot.replace(**{"core.exit_latency": 100}))["cycles"] == run(two, one_slot)["cycles"] + 2 * 99
+    # A warp without an EXIT is done when its last instruction issues.
+    assert run(one_warp([alu(dst=(1,))]), BASE.replace(**{"core.exit_latency": 100}))["cycles"] == 2
+
+
 def test_initiation_interval_serializes_a_unit():
     # SFU instructions with an initiation interval of 8 issue at 1, 9, 17, 25.
     prog = [alu(dst=(i,), opcode="MUFU.RCP") for i in range(4)]

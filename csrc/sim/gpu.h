@@ -235,7 +235,8 @@ typedef struct gcx_mshr {
 enum gcx_warp_state { GCX_WARP_EMPTY = 0, GCX_WARP_ACTIVE, GCX_WARP_BARRIER, GCX_WARP_DRAINING };
 
 typedef struct gcx_warp {
-    uint64_t ready_at;   /* earliest cycle the next instruction may issue; GCX_INF while a register waits on memory */
+    uint64_t ready_at;   /* earliest cycle the next instruction may issue; GCX_INF while a register waits on memory;
+                          * DRAINING: the cycle its exit completes */
     uint64_t next, end;  /* next and one-past-last instruction index in the kernel */
     uint64_t age;        /* dispatch order, for greedy-then-oldest */
     uint64_t *reg_ready; /* [GCX_NREGS] cycle each register's value is available (GCX_INF: pending load) */
@@ -338,6 +339,8 @@ typedef struct gcx_sm {
     /* Earliest cycle a scheduler could issue (0: unknown, look). Computed when a cycle issues
      * nothing; reset by anything that can make a warp issuable sooner. */
     uint64_t sched_wake;
+    /* Earliest cycle a DRAINING warp with no answers to wait for completes its exit (GCX_INF: none). */
+    uint64_t exit_wake;
     /* statistics */
     uint64_t warp_insts, thread_insts, load_latency_sum, loads_done, stall_cycles;
     uint64_t store_ack_latency_sum, stores_acked; /* core.store_acks: store issue to its last acknowledgement */

@@ -54,6 +54,7 @@ int gcx_sm_init(gcx_gpu *g, gcx_sm *sm, uint32_t id, gcx_error *err)
         sm->loads[i].next_free = i + 1 < sm->n_loads ? i + 1 : GCX_NONE;
     sm->loads_free = 0;
     sm->reply_q.cap = UINT32_MAX;
+    sm->exit_wake = GCX_INF;
     if (c->l1i_size_kb > 0) {
         gcx_cache_config ic = {
             .sets = (uint32_t)(c->l1i_size_kb * 1024.0 / (double)(c->l1i_ways * c->l1i_line_bytes)),
@@ -191,6 +192,43 @@ static void warp_finish(gcx_gpu *g, gcx_sm *sm, gcx_warp *w, uint64_t now)
         cta_release_barrier(g, sm, cta, now);
 }
 
+/* A DRAINING warp finishes once its last instruction has completed (ready_at) and every answer it
+ * waits for has arrived; until then the SM wakes at exit_wake to look at it again. */
+static void warp_finish_if_done(gcx_gpu *g, gcx_sm *sm, gcx_warp *w, uint64_t now)
+{
+    if (w->pending_loads > 0)
+        return;
+    if (w->ready_at <= now)
+        warp_finish(g, sm, w, now);
+    else if (w->ready_at < sm->exit_wake)
+        sm->exit_wake = w->ready_at;
+}
+
+/* The warp issued its last instruction, which completes at `done`. */
+static void warp_drain(gcx_gpu *g, gcx_sm *sm, gcx_warp *w, uint64_t done, uint64_t now)
+{
+    w->state = GCX_WARP_DRAINING;
+    w->ready_at = done;
+    warp_finish_if_done(g, sm, w, now);
+}
+
+/* Finish the warps whose exits completed by now. */
+static int exits_due(gcx_gpu *g, gcx_sm *sm, uint64_t now)
+{
+    int done = 0;
+    sm->exit_wake = GCX_INF;
+    for (uint32_t j = 0; j < sm->n_warps; j++) {
+        gcx_warp *w = &sm->warps[j];
+        if (w->state != GCX_WARP_DRAINING || w->pending_loads > 0)
+            continue;
+        done |= w->ready_at <= now;
+        warp_finish_if_done(g, sm, w, now);
+    }
+    if (done)
+        sm->sched_wake = 0;
+    return done;
+}
+
 void gcx_sm_launch_cta(gcx_gpu *g, gcx_sm *sm, uint32_t slot, uint32_t cta_index, uint64_t now)
 {
     const gcx_kernel *k = kernel_of(g);
@@ -304,8 +342,8 @@ void gcx_sm_answer(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     sm->sched_wake = 0;
     if (w->state == GCX_WARP_ACTIVE && w->ready_at == GCX_INF)
         warp_refresh(g, sm, w, now);
-    else if (w->state == GCX_WARP_DRAINING && w->pending_loads == 0)
-        warp_finish(g, sm, w, now);
+    else if (w->state == GCX_WARP_DRAINING)
+        warp_finish_if_done(g, sm, w, now);
 }
 
 /* ---- coalescing --------------------------------------------------------------------------- */
@@ -450,10 +488,7 @@ static void issue(gcx_gpu *g, gcx_sm *sm, uint32_t wslot, uint32_t s, uint64_t n
             w->next++;
             if (w->next == w->end) {
                 /* A barrier as the last instruction: the warp leaves, which may release the others. */
-                if (w->pending_loads == 0)
-                    warp_finish(g, sm, w, now);
-                else
-                    w->state = GCX_WARP_DRAINING;
+                warp_drain(g, sm, w, now, now);
                 return;
             }
             w->state = GCX_WARP_BARRIER;
@@ -508,13 +543,16 @@ static void issue(gcx_gpu *g, gcx_sm *sm, uint32_t wslot, uint32_t s, uint64_t n
     }
     w->next++;
     if (w->next == w->end) {
-        if (w->pending_loads == 0)
-            warp_finish(g, sm, w, now);
-        else
-            w->state = GCX_WARP_DRAINING;
+        /* An exit is done core.exit_latency cycles after it issues. */
+        warp_drain(g, sm, w, cls == GCX_OP_EXIT ? now + (uint64_t)c->latency[GCX_OP_EXIT] : now, now);
         return;
     }
-    warp_refresh(g, sm, w, now + 1);
+    /* A branch holds its warp for core.branch_latency cycles: the warp issues nothing until the
+     * branch has resolved where it goes next. */
+    uint64_t next = now + 1;
+    if (cls == GCX_OP_BRANCH && (uint64_t)c->latency[GCX_OP_BRANCH] > 1)
+        next = now + (uint64_t)c->latency[GCX_OP_BRANCH];
+    warp_refresh(g, sm, w, next);
 }
 
 /* Pick the warp scheduler `s` issues this cycle, or GCX_NONE. Warps of CTAs with a higher
@@ -757,6 +795,8 @@ int gcx_sm_cycle(gcx_gpu *g, gcx_sm *sm)
     int progress = ldst_cycle(g, sm, now);
     if (sm->used_ctas == 0)
         return progress;
+    if (now >= sm->exit_wake)
+        progress |= exits_due(g, sm, now);
     progress |= fetch_stage(g, sm, now);
     if (now < sm->sched_wake)
         return progress;
@@ -814,6 +854,8 @@ uint64_t gcx_sm_next_event(gcx_gpu *g, gcx_sm *sm)
     }
     if (sm->used_ctas == 0)
         return t;
+    if (sm->exit_wake < t)
+        t = sm->exit_wake;
     uint64_t w = sm->sched_wake ? sm->sched_wake : warps_wake(g, sm);
     return w < t ? w : t;
 }
