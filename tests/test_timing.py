@@ -124,6 +124,20 @@ def test_barrier_waits_for_every_warp_of_the_cta():
     assert with_bar["cycles"] >= 1 + 19 * 4 + 2
 
 
+@pytest.mark.parametrize("acks", [True, False])
+def test_a_warp_that_has_issued_its_exit_no_longer_holds_the_barrier(acks):
+    # Warp 0 stores at 1 and exits at 2; warp 1 reaches the barrier at 3 and passes at once: warp 0
+    # is out of the barrier set though its store's acknowledgement is still on its way (Accel-Sim's
+    # barrier_set_t::warp_exit). Warp 1's chain issues at 4, 8, ..., 160, its EXIT at 161, done at 162.
+    B, X = Inst("BAR.SYNC"), Inst("EXIT")
+    w1 = [B] + chain(40) + [X]
+    cfg = BASE.replace(**{"core.store_acks": acks})
+    assert run(build([KernelSpec([[[st(lanes(0x100000)), X], w1]])]), cfg)["cycles"] == 163
+    # A load warp 0 never uses still holds the CTA, not the barrier: the kernel ends when it is answered.
+    r = run(build([KernelSpec([[[ld(9, lanes(0x100000)), X], w1]])]), cfg)
+    assert r["avg_load_latency"] > 163 and r["cycles"] == 2 + r["avg_load_latency"]
+
+
 def test_write_evict_for_global_stores():
     addr = lanes(0x30000)
     prog = [ld(1, addr), alu(dst=(2,), src=(1,)), st(addr, src=(2,)), ld(3, addr), alu(dst=(4,), src=(3,))]

@@ -258,7 +258,10 @@ typedef struct gcx_cta {
     uint32_t id;          /* linear CTA id in the kernel, GCX_NONE when the slot is free */
     uint32_t first_warp;  /* warp slot of warp 0 */
     uint32_t n_warps;
-    uint32_t warps_live;  /* warps not finished */
+    uint32_t warps_live;  /* warps not finished (the CTA ends when none is left) */
+    /* Warps that have not issued their last instruction: a barrier waits for these only, as
+     * Accel-Sim takes a warp out of the barrier set when its exit issues. */
+    uint32_t warps_running;
     uint32_t at_barrier;
     int priority;
 } gcx_cta;

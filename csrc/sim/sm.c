@@ -188,8 +188,6 @@ static void warp_finish(gcx_gpu *g, gcx_sm *sm, gcx_warp *w, uint64_t now)
     cta->warps_live--;
     if (cta->warps_live == 0)
         cta_finish(g, sm, w->cta_slot, now);
-    else if (cta->at_barrier > 0 && cta->at_barrier == cta->warps_live)
-        cta_release_barrier(g, sm, cta, now);
 }
 
 /* A DRAINING warp finishes once its last instruction has completed (ready_at) and every answer it
@@ -204,9 +202,14 @@ static void warp_finish_if_done(gcx_gpu *g, gcx_sm *sm, gcx_warp *w, uint64_t no
         sm->exit_wake = w->ready_at;
 }
 
-/* The warp issued its last instruction, which completes at `done`. */
+/* The warp issued its last instruction, which completes at `done`. It leaves the barrier at once
+ * (the others need not wait for its memory answers), which may release the warps waiting there. */
 static void warp_drain(gcx_gpu *g, gcx_sm *sm, gcx_warp *w, uint64_t done, uint64_t now)
 {
+    gcx_cta *cta = &sm->ctas[w->cta_slot];
+    cta->warps_running--;
+    if (cta->at_barrier > 0 && cta->at_barrier == cta->warps_running)
+        cta_release_barrier(g, sm, cta, now);
     w->state = GCX_WARP_DRAINING;
     w->ready_at = done;
     warp_finish_if_done(g, sm, w, now);
@@ -237,6 +240,7 @@ void gcx_sm_launch_cta(gcx_gpu *g, gcx_sm *sm, uint32_t slot, uint32_t cta_index
     cta->first_warp = slot * k->warps_per_cta;
     cta->n_warps = k->warps_per_cta;
     cta->warps_live = 0;
+    cta->warps_running = 0;
     cta->at_barrier = 0;
     cta->priority = 0;
     sm->sched_wake = 0;
@@ -267,6 +271,7 @@ void gcx_sm_launch_cta(gcx_gpu *g, gcx_sm *sm, uint32_t slot, uint32_t cta_index
             continue;
         }
         cta->warps_live++;
+        cta->warps_running++;
         w->state = GCX_WARP_ACTIVE;
         w->need_fetch = w->fetch_wait = 0;
         w->fetched_line = GCX_INF;
@@ -493,7 +498,7 @@ static void issue(gcx_gpu *g, gcx_sm *sm, uint32_t wslot, uint32_t s, uint64_t n
             }
             w->state = GCX_WARP_BARRIER;
             cta->at_barrier++;
-            if (cta->at_barrier == cta->warps_live)
+            if (cta->at_barrier == cta->warps_running)
                 cta_release_barrier(g, sm, cta, now);
             return;
         }
