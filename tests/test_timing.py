@@ -115,6 +115,25 @@ def test_shared_memory_bank_conflicts_serialize():
     assert run(one_warp(same))["cycles"] == a["cycles"]
 
 
+@pytest.mark.parametrize("queue", [2, 8])
+def test_queued_shared_memory_instructions_take_their_bank_cycles_one_after_another(queue):
+    # Eight independent LDS with every lane in bank 0 (32 cycles each), then their uses: the first
+    # holds the banks from 1 to 33, the eighth from 225 to 257, and its result is ready 24 cycles
+    # later, at 281, however many of them the LD/ST unit can hold at once.
+    conflict = [ld(1 + i, lanes(0x0, stride=128), opcode="LDS") for i in range(8)]
+    uses = [alu(dst=(50 + i,), src=(1 + i,)) for i in range(8)]
+    r = run(one_warp(conflict + uses), BASE.replace(**{"core.ldst_queue": queue}))
+    assert r["cycles"] == 1 + 8 * 32 + 24 + 1
+
+
+def test_a_shared_memory_instruction_behind_a_global_one_starts_when_it_reaches_the_head():
+    # A store of 32 lines hands its requests over at 2..33; the LDS behind it reads the banks at 34,
+    # its result is ready at 34 + 1 + 24 and its use issues then.
+    cfg = BASE.replace(**{"core.store_acks": False})
+    prog = [st(lanes(0x100000, stride=128)), ld(2, lanes(0x0), opcode="LDS"), alu(dst=(52,), src=(2,))]
+    assert run(one_warp(prog), cfg)["cycles"] == 34 + 1 + 24 + 1
+
+
 def test_barrier_waits_for_every_warp_of_the_cta():
     slow = [alu(dst=(1,))] + [alu(dst=(i + 1,), src=(i,)) for i in range(1, 20)] + [Inst("BAR.SYNC")]
     fast = [Inst("BAR.SYNC"), alu(dst=(1,))]

@@ -279,8 +279,10 @@ typedef struct gcx_load {
 /* A memory instruction in the LD/ST unit. */
 typedef struct gcx_meminst {
     gcx_req *reqs;   /* requests still to send to the L1D (a list) */
-    uint64_t t_ready; /* shared memory: cycle the unit is free again */
+    uint64_t t_ready; /* shared memory: cycle the unit is free again (GCX_INF until it reaches the head) */
     uint32_t warp;
+    uint32_t degree;  /* shared memory: cycles its bank conflicts hold the unit */
+    uint8_t dst[GCX_MAX_DST]; /* shared memory: registers it writes */
 } gcx_meminst;
 
 typedef struct gcx_l1 {

@@ -455,6 +455,18 @@ static uint32_t smem_conflict_degree(const gcx_gpu *g, const gcx_kernel *k, uint
     return degree;
 }
 
+/* A shared-memory instruction reached the head of the LD/ST unit at `start`: its bank conflicts
+ * hold the unit `degree` cycles from then (as GPGPU-Sim's ldst_unit::shared_cycle), and its
+ * results are ready smem_latency cycles after that. The caller refreshes the waiting warp. */
+static void smem_start(gcx_sm *sm, gcx_meminst *mi, uint64_t start, const gcx_gpu_config *c)
+{
+    gcx_warp *w = &sm->warps[mi->warp];
+    mi->t_ready = start + mi->degree;
+    for (int j = 0; j < GCX_MAX_DST; j++)
+        if (mi->dst[j] != GCX_NO_REG)
+            w->reg_ready[mi->dst[j]] = mi->t_ready + (uint64_t)c->smem_latency;
+}
+
 /* ---- issue -------------------------------------------------------------------------------- */
 
 static int can_issue(const gcx_gpu *g, const gcx_sm *sm, const gcx_warp *w, uint32_t s, uint64_t now)
@@ -509,10 +521,17 @@ static void issue(gcx_gpu *g, gcx_sm *sm, uint32_t wslot, uint32_t s, uint64_t n
         gcx_meminst *mi = &sm->ldst[(sm->ldst_head + sm->ldst_n++) % (uint32_t)c->ldst_queue];
         mi->reqs = NULL;
         mi->warp = wslot;
-        mi->t_ready = now + degree;
-        for (int j = 0; j < GCX_MAX_DST; j++)
+        mi->degree = degree;
+        mi->t_ready = GCX_INF;
+        for (int j = 0; j < GCX_MAX_DST; j++) {
+            mi->dst[j] = dst[j];
             if (dst[j] != GCX_NO_REG)
-                w->reg_ready[dst[j]] = now + degree + (uint64_t)c->smem_latency;
+                w->reg_ready[dst[j]] = GCX_INF;
+        }
+        /* Its bank cycles start when it is at the head of the in-order LD/ST unit: now, if nothing
+         * is ahead of it; else when what is ahead leaves (ldst_pop). */
+        if (sm->ldst_n == 1)
+            smem_start(sm, mi, now, c);
     } else {
         uint32_t load = GCX_NONE, n;
         /* Loads and atomics wait for their data; stores, with core.store_acks, for the L2's
@@ -753,18 +772,34 @@ static uint64_t warps_wake(gcx_gpu *g, gcx_sm *sm);
 
 /* ---- the LD/ST unit ------------------------------------------------------------------------ */
 
+/* The head instruction leaves the LD/ST unit; a shared-memory instruction behind it starts its
+ * bank cycles at `next_start`. */
+static void ldst_pop(gcx_gpu *g, gcx_sm *sm, uint64_t next_start, uint64_t now)
+{
+    uint32_t cap = (uint32_t)g->cfg.ldst_queue;
+    sm->ldst_head = (sm->ldst_head + 1) % cap;
+    sm->ldst_n--;
+    sm->sched_wake = 0;
+    if (sm->ldst_n == 0)
+        return;
+    gcx_meminst *mi = &sm->ldst[sm->ldst_head];
+    if (mi->reqs)
+        return;
+    smem_start(sm, mi, next_start, &g->cfg);
+    gcx_warp *w = &sm->warps[mi->warp];
+    if (w->state == GCX_WARP_ACTIVE && w->ready_at == GCX_INF)
+        warp_refresh(g, sm, w, now);
+}
+
 static int ldst_cycle(gcx_gpu *g, gcx_sm *sm, uint64_t now)
 {
     if (sm->ldst_n == 0)
         return 0;
-    uint32_t cap = (uint32_t)g->cfg.ldst_queue;
     gcx_meminst *mi = &sm->ldst[sm->ldst_head];
     if (!mi->reqs) {
         if (mi->t_ready > now)
             return 0;
-        sm->ldst_head = (sm->ldst_head + 1) % cap;
-        sm->ldst_n--;
-        sm->sched_wake = 0;
+        ldst_pop(g, sm, mi->t_ready, now); /* the next one's bank cycles follow without a gap */
         return 1;
     }
     /* One request a cycle; with the L1D's latency queue, as in GPGPU-Sim 4.0, as many of the
@@ -783,9 +818,7 @@ static int ldst_cycle(gcx_gpu *g, gcx_sm *sm, uint64_t now)
         sm->ldst_fail = 0;
         mi->reqs = rest;
         if (!rest) {
-            sm->ldst_head = (sm->ldst_head + 1) % cap;
-            sm->ldst_n--;
-            sm->sched_wake = 0;
+            ldst_pop(g, sm, now + 1, now); /* the unit handed a request over this cycle */
             return 1;
         }
         if (!(r->flags & GCX_RF_PIPED))
