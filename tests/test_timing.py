@@ -181,6 +181,23 @@ def test_atomics_bypass_the_l1d():
     assert r["l1d_accesses"] == 0 and r["l2_read_accesses"] == 1 and r["loads"] == 1
 
 
+@pytest.mark.parametrize("addrs, requests", [
+    (lanes(0x50000), 1),                                   # distinct words of one line: one request
+    ([0x50000] * 32, 32),                                  # one word: a request per lane
+    ([0x50000 + 4 * (l % 4) for l in range(32)], 8),       # 4 bins, 8 lanes each: 8 requests of 4 words
+    (lanes(0x50000, n=16) + lanes(0x50000, n=16), 2),      # two lanes per word: 2 requests of 16 words
+    ([0x50000 + 128 * (l % 2) for l in range(32)], 32),    # one word in each of two lines: 16 per line
+])
+def test_atomic_lanes_on_the_same_word_get_their_own_requests_as_in_gpgpusim(addrs, requests):
+    # memory_coalescing_arch_atomic: a lane joins the first request for its line that does not touch
+    # its bytes, so lanes updating the same word are serialised at the L2.
+    prog = [ld(1, addrs, opcode="ATOMG.E.ADD"), alu(dst=(2,), src=(1,))]
+    r = run(one_warp(prog))
+    assert r["requests"] == requests and r["l2_accesses"] == requests and r["loads"] == 1
+    # A load of the same addresses is one request per line.
+    assert run(one_warp([ld(1, addrs), alu(dst=(2,), src=(1,))]))["requests"] == len({a >> 7 for a in addrs})
+
+
 def test_cache_global_off_sends_global_loads_to_l2():
     prog = [ld(1, lanes(0x60000)), ld(2, lanes(0x60000, stride=-4 & 0xFFFFFFFF) if False else lanes(0x60000))]
     on = run(one_warp(prog))

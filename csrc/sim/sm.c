@@ -354,7 +354,10 @@ void gcx_sm_answer(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 /* ---- coalescing --------------------------------------------------------------------------- */
 
 /* Split the active lanes of memory instruction i into one request per L1D line touched, each with
- * the 4-byte words its lanes touch, in order of first appearance. Returns the list. */
+ * the 4-byte words its lanes touch, in order of first appearance. Returns the list. An atomic's
+ * lanes that touch the same word cannot share a request, as in GPGPU-Sim's
+ * memory_coalescing_arch_atomic: a lane joins the first request for its line whose words it does
+ * not touch, or starts a new one (32 lanes adding to one word are 32 requests). */
 static gcx_req *coalesce(gcx_gpu *g, gcx_sm *sm, gcx_warp *w, uint32_t wslot, const gcx_kernel *k, uint64_t i,
                          uint32_t load, uint32_t *count, uint64_t now)
 {
@@ -364,6 +367,7 @@ static gcx_req *coalesce(gcx_gpu *g, gcx_sm *sm, gcx_warp *w, uint32_t wslot, co
     uint32_t mask = k->mask[i], width = k->width[i];
     const uint64_t *a = k->addresses + k->addr_offset[i];
     uint32_t lanes = (uint32_t)gcx_popcount64(mask);
+    int atomic = k->op_class[i] == GCX_OP_ATOMIC;
     for (uint32_t l = 0; l < lanes; l++) {
         uint64_t first = a[l], last = a[l] + width - 1;
         if (last < first)
@@ -375,11 +379,11 @@ static gcx_req *coalesce(gcx_gpu *g, gcx_sm *sm, gcx_warp *w, uint32_t wslot, co
             for (uint64_t wd = b0 >> 2; wd <= (b1 >> 2); wd++)
                 wm |= 1ull << wd;
             uint32_t j = 0;
-            while (j < n && lines[j] != la)
+            while (j < n && (lines[j] != la || (atomic && (words[j] & wm))))
                 j++;
             if (j == n) {
                 if (n == 64)
-                    break; /* cannot happen: 32 lanes touch at most 64 lines with width <= line */
+                    break; /* cannot happen: 32 lanes make at most 64 requests with width <= line */
                 lines[n] = la;
                 words[n++] = 0;
             }
