@@ -991,3 +991,13 @@ def test_a_store_into_an_l2_line_being_fetched_writes_its_data_array():
         assert r["l2_write_accesses"] == r["l2_data_writes"] == 1
         assert r["l2_data_write_energy_j"] > 0
         assert r["l2_A2_3"] == 1  # one line accessed twice in its lifetime
+
+
+def test_a_read_miss_needs_room_for_two_requests_in_the_miss_queue():
+    # A full-line store takes the SM's crossbar port for five flits; the load miss behind it waits in
+    # the miss queue. As GPGPU-Sim's rd_miss_base, the next load miss is refused while the queue has
+    # room for fewer than two requests (the miss and a writeback it might cause): with two entries it
+    # waits for the first miss to leave, with three it goes in at once.
+    prog = [st(lanes(0x400000)), ld(1, lanes(0x500000)), ld(2, lanes(0x600000))]
+    fails = {q: run(one_warp(prog), BASE.replace(**{"l1d.miss_queue": q}))["l1d_fail_miss_queue"] for q in (2, 3)}
+    assert fails[2] > 0 and fails[3] == 0

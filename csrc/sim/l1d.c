@@ -204,6 +204,11 @@ static inline int fetch_needs_slot(gcx_gpu *g, gcx_sm *sm, const gcx_req *r, uin
     return !sh->ops->l1_fetch_in_cluster(sh, sm->id, r, sectors32);
 }
 
+/* GPGPU-Sim's read miss (rd_miss_base, which merges into a fetch in flight go through too) is refused
+ * unless the miss queue has room for two requests: the miss and the writeback it might cause. Each
+ * refusal is a reservation fail, which AdmL1D's R-to-A counts. */
+static inline int miss_queue_short_for_read(const gcx_l1 *l1) { return l1->miss_q.n + 2 > l1->miss_q.cap; }
+
 /* A fetch of `sectors32` for request r's line, answering MSHR entry `mshr` and filling `line` (GCX_NONE:
  * the line is chosen when the data arrives). It carries r's identity (PC, technique payload). */
 static void fetch_for(gcx_gpu *g, gcx_sm *sm, const gcx_req *r, uint8_t sectors32, uint32_t line, uint32_t mshr,
@@ -285,7 +290,7 @@ static int merge_miss(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint32_t ei, uint32_t 
     uint8_t missing = (uint8_t)(need & ~gcx_to_cache_sectors(e->requested, c) & ~have);
     if (e->n_waiting >= l1->mshr.merge_cap)
         return GCX_FAIL_MSHR_MERGE;
-    if (missing && gcx_q_full(&l1->miss_q) && fetch_needs_slot(g, sm, r, gcx_to_32_sectors(missing, c)))
+    if (miss_queue_short_for_read(l1) && (!missing || fetch_needs_slot(g, sm, r, gcx_to_32_sectors(missing, c))))
         return GCX_FAIL_MISS_QUEUE;
     if (missing) {
         e->requested |= gcx_to_32_sectors(missing, c);
@@ -322,7 +327,7 @@ static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     if (l1->mshr.n_free == 0)
         return GCX_FAIL_MSHR_ENTRY;
     uint8_t fetch = c->sectors_per_line == 1 ? 1 : (uint8_t)(need & ~present);
-    if (gcx_q_full(&l1->miss_q) && fetch_needs_slot(g, sm, r, gcx_to_32_sectors(fetch, c)))
+    if (miss_queue_short_for_read(l1) && fetch_needs_slot(g, sm, r, gcx_to_32_sectors(fetch, c)))
         return GCX_FAIL_MISS_QUEUE;
     gcx_tcache_count_access(tc, 0, 0);
     if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
@@ -378,10 +383,9 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     int victim_dirty = new_line && c->tag[line] != GCX_TAG_NONE && c->meta[line].dirty;
     uint8_t fetch = new_line || c->meta[line].valid == 0 ? (c->sectors_per_line == 1 ? 1 : need)
                                                          : (uint8_t)(need & ~c->meta[line].valid);
-    /* Room for the victim's writeback, and for the fetch unless it stays in the cluster. */
-    uint32_t after_wb = l1->miss_q.n + (uint32_t)victim_dirty;
-    if (after_wb > l1->miss_q.cap ||
-        (after_wb == l1->miss_q.cap && fetch_needs_slot(g, sm, r, gcx_to_32_sectors(fetch, c))))
+    /* Room for the victim's writeback and the fetch, unless neither needs the queue (a clean victim
+     * and a fetch that stays in the cluster). */
+    if (miss_queue_short_for_read(l1) && (victim_dirty || fetch_needs_slot(g, sm, r, gcx_to_32_sectors(fetch, c))))
         return GCX_FAIL_MISS_QUEUE;
     if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
         gcx_tcache_count_access(tc, 0, 0);
