@@ -41,7 +41,7 @@ _FERMI = {
     "core.registers": 32768, "core.shmem_bytes": 49152, "core.schedulers": 2, "core.scheduler": "gto",
     "core.clock_mhz": 700.0,
     "l1d.size_kb": 16.0, "l1d.ways": 4, "l1d.line_bytes": 128, "l1d.mshr_entries": 32, "l1d.mshr_merge": 8,
-    "l1d.miss_queue": 8, "l1d.hit_latency": 20,
+    "l1d.miss_queue": 8, "l1d.hit_latency": 20, "l1d.store_blocked_by_reserved_set": True,
     "l2.size_kb": 768.0, "l2.partitions": 12, "l2.ways": 8, "l2.line_bytes": 128, "l2.latency": 120,
     "l2.mshr_entries": 32, "l2.mshr_merge": 4, "dram.channels": 6, "dram.bytes_per_cycle": 42.2, "dram.latency": 100,
     "dram.queue": 16, "dram.model": "frfcfs", "dram.t_cl": 9, "dram.t_rcd": 9, "dram.t_rp": 9,

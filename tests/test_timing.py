@@ -1001,3 +1001,17 @@ def test_a_read_miss_needs_room_for_two_requests_in_the_miss_queue():
     prog = [st(lanes(0x400000)), ld(1, lanes(0x500000)), ld(2, lanes(0x600000))]
     fails = {q: run(one_warp(prog), BASE.replace(**{"l1d.miss_queue": q}))["l1d_fail_miss_queue"] for q in (2, 3)}
     assert fails[2] > 0 and fails[3] == 0
+
+
+def test_a_store_to_a_set_being_fetched_whole_waits_in_gpgpusim_3():
+    # Four loads reserve the four ways of one set; a store to a fifth line of that set follows. With
+    # l1d.store_blocked_by_reserved_set (GPGPU-Sim 3.x, the Fermi presets) the tag probe refuses it
+    # until a fill frees a way, every cycle a line-allocation fail; otherwise (4.x) it goes at once.
+    stride = 32 * 128  # BASE's 32 sets of 128 B lines: the same set
+    prog = [ld(1 + i, lanes(0x100000 + stride * i)) for i in range(4)] + [st(lanes(0x100000 + stride * 4), src=(9,))]
+    assert presets.get("gtx480")["l1d.store_blocked_by_reserved_set"] and not presets.get("ata")[
+        "l1d.store_blocked_by_reserved_set"]
+    waits = run(one_warp(prog), BASE.replace(**{"l1d.store_blocked_by_reserved_set": True}))
+    goes = run(one_warp(prog), BASE.replace(**{"l1d.store_blocked_by_reserved_set": False}))
+    assert goes["l1d_fail_line_alloc"] == 0 and waits["l1d_fail_line_alloc"] > 100
+    assert waits["l1d_accesses"] == goes["l1d_accesses"] == 5 and waits["cycles"] > goes["cycles"]

@@ -73,6 +73,10 @@ const gcx_key gcx_core_keys[] = {
            "the hit latency in the L1D too, and hand over up to one request per bank a cycle, as GPGPU-Sim 4.0's "
            "l1_latency_queue (false: one request a cycle, tags checked at hand-over, a miss leaves the next "
            "cycle, as GPGPU-Sim 3.x)"),
+    K_BOOL("l1d.store_blocked_by_reserved_set", l1d_store_blocked_by_reserved_set, 0,
+           "a store that misses in a set whose every line is being fetched is refused (a line-allocation fail) "
+           "until a line is filled, as in GPGPU-Sim 3.x, whose tag probe refuses it before the write-miss "
+           "handler (false: it goes to the L2 at once, as GPGPU-Sim 4.x lets stores that allocate nothing pass)"),
     K_CHOICE("l1d.allocate", l1d_allocate, GCX_ALLOC_ON_MISS, "miss,fill",
              "when a missing line gets its place: miss (reserved at the miss, as in GPGPU-Sim's Fermi L1D; "
              "reserved lines cause line-allocation fails) or fill (chosen when the data arrives)"),

@@ -51,6 +51,7 @@ typedef struct gcx_gpu_config {
     int64_t l1d_mshr_entries, l1d_mshr_merge, l1d_miss_queue, l1d_hit_latency, l1d_banks;
     int64_t l1d_cache_global; /* cache global loads in L1D (0: they go straight to L2, like -dlcm=cg) */
     int64_t l1d_latency_queue; /* tags checked at the end of the L1D's latency pipeline (GPGPU-Sim 4.0) */
+    int64_t l1d_store_blocked_by_reserved_set; /* GPGPU-Sim 3.x: a store missing in a fully reserved set waits */
     int64_t l1d_allocate;     /* enum gcx_allocate */
     int64_t l1d_admission, l1d_power, l1d_sharing, l1d_cluster_size, l1d_dwl;
     int64_t cluster_latency, cluster_flits_per_cycle;

@@ -415,6 +415,15 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     return GCX_FAIL_NONE;
 }
 
+/* Whether every line of `set` is being fetched (no line could be given to another block now). */
+static int set_fully_reserved(const gcx_cache *c, uint32_t set)
+{
+    for (uint32_t w = 0; w < c->cfg.ways; w++)
+        if (!c->meta[set * c->cfg.ways + w].reserved)
+            return 0;
+    return 1;
+}
+
 static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 {
     gcx_l1 *l1 = &sm->l1;
@@ -428,6 +437,8 @@ static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     uint8_t need = gcx_to_cache_sectors(r->sectors, c);
     uint8_t have = way >= 0 ? (uint8_t)(c->meta[line].valid & need) : 0; /* written sectors held here */
     int hit = have && have == need;
+    if (way < 0 && g->cfg.l1d_store_blocked_by_reserved_set && set_fully_reserved(c, set))
+        return GCX_FAIL_LINE_ALLOC;
 
     if (hit && r->space == GCX_SPACE_LOCAL) {
         /* Local memory is write-back: a hit stays in the L1D. */
