@@ -73,6 +73,10 @@ class Space:
     NAMES = ("none", "global", "local", "shared", "const", "tex")
 
 
+# Bytes a lane may access: the coalescer's sizes (a wider access is several instructions).
+ACCESS_WIDTHS = (0, 1, 2, 4, 8, 16)
+
+
 class Flag:
     """Per-instruction flag bits (uint8 `Kernel.flags`)."""
     BYPASS_L1 = 1  # cache-global / volatile access (.CG, .CV, ...): not cached in the L1D
@@ -204,6 +208,7 @@ class Kernel:
             raise ValueError(f"{at}unknown op_class {int(self.op_class.max())}")
         if int(self.space.max()) >= len(Space.NAMES):
             raise ValueError(f"{at}unknown space {int(self.space.max())}")
+        self._check_memory_fields(at)
         lanes = self.mem_lanes()
         expected = np.r_[0, np.cumsum(lanes)[:-1]].astype(np.uint64)
         if not np.array_equal(self.addr_offset, expected):
@@ -212,6 +217,31 @@ class Kernel:
                              f"expected {int(expected[bad])} (active lanes of earlier memory instructions)")
         if int(lanes.sum()) != self.addresses.shape[0]:
             raise ValueError(f"{at}{self.addresses.shape[0]} addresses for {int(lanes.sum())} active memory lanes")
+
+    def _check_memory_fields(self, at: str) -> None:
+        """Widths the coalescer knows, a memory space on every load, store and atomic, and no writes to
+        read-only memory: the core would otherwise cut an access short, or run a load without a space
+        as no memory access at all. (Other classes may carry a width or a space, as real traces do;
+        the core ignores them.)"""
+        def first(bad: np.ndarray) -> int | None:
+            rows = np.flatnonzero(bad)
+            return int(rows[0]) if rows.size else None
+
+        memory = np.isin(self.op_class, (OpClass.LOAD, OpClass.STORE, OpClass.ATOMIC))
+        checks = (
+            (~np.isin(self.width, ACCESS_WIDTHS),
+             lambda i: f"has an access width of {int(self.width[i])} bytes; a lane accesses 1, 2, 4, 8 or 16 "
+                       f"bytes (0: no access)"),
+            (memory & (self.space == Space.NONE),
+             lambda i: f"of class {OpClass.NAMES[self.op_class[i]]!r} has no memory space"),
+            (np.isin(self.op_class, (OpClass.STORE, OpClass.ATOMIC)) & np.isin(self.space, (Space.CONST, Space.TEX)),
+             lambda i: f"of class {OpClass.NAMES[self.op_class[i]]!r} writes {Space.NAMES[self.space[i]]} memory, "
+                       f"which is read-only"),
+        )
+        for bad, why in checks:
+            i = first(bad)
+            if i is not None:
+                raise ValueError(f"{at}instruction {i} (PC {int(self.pc[i]):#x}) {why(i)}")
 
     def replace(self, **changes) -> "Kernel":
         return dataclasses.replace(self, **changes)

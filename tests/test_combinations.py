@@ -121,6 +121,12 @@ def unusual_traces(draw):
             kernels[i] = k.replace(shmem_bytes=int(rng.choice([0, 1, 48 * 1024, 1 << 20])))
         elif kind == "nregs":
             kernels[i] = k.replace(nregs=int(rng.choice([0, 1, 63, 255, 4096])))
+    for k in kernels:
+        # Kernel.validate refuses a load, store or atomic without a memory space and writes to read-only
+        # memory (tested in test_trace_model.py); give such rows global memory.
+        memory = np.isin(k.op_class, (OpClass.LOAD, OpClass.STORE, OpClass.ATOMIC))
+        writes = np.isin(k.op_class, (OpClass.STORE, OpClass.ATOMIC)) & np.isin(k.space, (Space.CONST, Space.TEX))
+        k.space[(memory & (k.space == Space.NONE)) | writes] = Space.GLOBAL
     return Trace(kernels, trace.opcodes, trace.memcpys, name=trace.name).validate()
 
 

@@ -51,6 +51,14 @@ def test_summary_counts_lanes_and_memory_instructions():
     (dict(shmem_bytes="5"), "shmem_bytes must be an integer, got str '5'"),
     (dict(shmem_bytes=-1), "shmem_bytes must be from 0 to 4,294,967,295, got -1"),
     (dict(nregs=1 << 32), "nregs must be from 0 to 4,294,967,295, got 4294967296"),
+    (dict(width=np.array([4, 0, 3], np.uint8)),
+     r"instruction 2 \(PC 0x20\) has an access width of 3 bytes; a lane accesses 1, 2, 4, 8 or 16 bytes"),
+    (dict(width=np.array([32, 0, 4], np.uint8)), r"instruction 0 \(PC 0x0\) has an access width of 32 bytes"),
+    (dict(space=np.array([1, 0, 1], np.uint8)), r"instruction 1 \(PC 0x10\) of class 'load' has no memory space"),
+    (dict(op_class=np.array([7, 7, 9], np.uint8), space=np.array([1, 1, 4], np.uint8)),
+     r"instruction 2 \(PC 0x20\) of class 'atomic' writes const memory, which is read-only"),
+    (dict(op_class=np.array([8, 7, 7], np.uint8), space=np.array([5, 1, 1], np.uint8)),
+     r"instruction 0 \(PC 0x0\) of class 'store' writes tex memory, which is read-only"),
 ])
 def test_validation_names_the_problem(change, message):
     k = tiny_kernel().replace(**change)

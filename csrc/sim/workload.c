@@ -1,6 +1,7 @@
 /* Checks a workload's columns before simulation (Python validates too, but the core never trusts
  * its input) and derives the per-CTA warp tables the CTA dispatcher uses. */
 #include "sim/workload.h"
+#include "trace/check.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,10 @@ static int prepare_kernel(gcx_kernel *k, uint32_t index, gcx_error *err)
         if (k->op_class[i] >= GCX_N_OP_CLASSES || k->space[i] >= GCX_N_SPACES)
             return gcx_fail(err, GCX_ERR_TRACE, "kernel %u (%s): instruction %llu has unknown class %u or space %u",
                             index + 1, name, (unsigned long long)i, k->op_class[i], k->space[i]);
+        const char *problem = gcx_memory_fields_problem(k->op_class[i], k->space[i], k->width[i]);
+        if (problem)
+            return gcx_fail(err, GCX_ERR_TRACE, "kernel %u (%s): instruction %llu is %s (class %u, space %u, width %u)",
+                            index + 1, name, (unsigned long long)i, problem, k->op_class[i], k->space[i], k->width[i]);
         if (k->width[i] && k->mask[i]) {
             uint64_t lanes = (uint64_t)gcx_popcount64(k->mask[i]);
             if (k->addr_offset[i] > k->n_addrs || k->n_addrs - k->addr_offset[i] < lanes)

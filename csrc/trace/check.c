@@ -4,6 +4,21 @@
 
 #include <inttypes.h>
 
+#include "sim/workload.h"
+
+const char *gcx_memory_fields_problem(uint8_t op_class, uint8_t space, uint8_t width)
+{
+    int memory = op_class == GCX_OP_LOAD || op_class == GCX_OP_STORE || op_class == GCX_OP_ATOMIC;
+    int writes = op_class == GCX_OP_STORE || op_class == GCX_OP_ATOMIC;
+    if (width != 0 && width != 1 && width != 2 && width != 4 && width != 8 && width != 16)
+        return "an access width a lane cannot have (1, 2, 4, 8 or 16 bytes; 0: no access)";
+    if (memory && space == GCX_SPACE_NONE)
+        return "a load, store or atomic without a memory space";
+    if (writes && (space == GCX_SPACE_CONST || space == GCX_SPACE_TEX))
+        return "a store or atomic to read-only (const or texture) memory";
+    return NULL;
+}
+
 int gcx_kernel_check(const gcx_kernel_view *k, gcx_error *err)
 {
     uint64_t prev_key = 0, offset = 0;
@@ -22,6 +37,10 @@ int gcx_kernel_check(const gcx_kernel_view *k, gcx_error *err)
             return gcx_fail(err, GCX_ERR_TRACE, "unknown op_class %u", (unsigned)k->op_class[i]);
         if (k->space[i] >= k->n_spaces)
             return gcx_fail(err, GCX_ERR_TRACE, "unknown space %u", (unsigned)k->space[i]);
+        const char *problem = gcx_memory_fields_problem(k->op_class[i], k->space[i], k->width[i]);
+        if (problem)
+            return gcx_fail(err, GCX_ERR_TRACE, "instruction %zu is %s (class %u, space %u, width %u)", i, problem,
+                            (unsigned)k->op_class[i], (unsigned)k->space[i], (unsigned)k->width[i]);
         if (k->opcode[i] >= k->n_opcodes)
             return gcx_fail(err, GCX_ERR_TRACE, "opcode index %u outside the table of %" PRIu64 " opcodes",
                             (unsigned)k->opcode[i], k->n_opcodes);

@@ -29,4 +29,9 @@ typedef struct gcx_kernel_view {
 /* GCX_OK, or GCX_ERR_TRACE with the first broken rule in the words Kernel.validate uses. */
 int gcx_kernel_check(const gcx_kernel_view *k, gcx_error *err);
 
+/* Why one row's class, space and width do not go together (NULL if they do): widths the coalescer
+ * knows (0, 1, 2, 4, 8, 16 bytes), a memory space on every load, store and atomic, no writes to
+ * read-only memory. Kernel.validate checks the same. */
+const char *gcx_memory_fields_problem(uint8_t op_class, uint8_t space, uint8_t width);
+
 #endif
