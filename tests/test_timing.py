@@ -1015,3 +1015,10 @@ def test_a_store_to_a_set_being_fetched_whole_waits_in_gpgpusim_3():
     goes = run(one_warp(prog), BASE.replace(**{"l1d.store_blocked_by_reserved_set": False}))
     assert goes["l1d_fail_line_alloc"] == 0 and waits["l1d_fail_line_alloc"] > 100
     assert waits["l1d_accesses"] == goes["l1d_accesses"] == 5 and waits["cycles"] > goes["cycles"]
+
+
+def test_a_kernel_with_more_registers_than_any_sm_has_is_refused_by_name():
+    # Rounding 2^32 - 1 registers per thread up to a multiple of four must not wrap to zero.
+    trace = build([KernelSpec([[chain(2)]], nregs=2**32 - 1)])
+    with pytest.raises(ValueError, match="core.registers"):
+        run(trace)

@@ -584,7 +584,7 @@ uint64_t gcx_dram_next_event(gcx_gpu *g, uint32_t ch);
 static inline uint32_t gcx_cta_threads(const gcx_kernel *k) { return k->warps_per_cta * GCX_WARP_SIZE; }
 static inline uint64_t gcx_cta_regs(const gcx_kernel *k)
 {
-    return (uint64_t)((k->nregs + 3) & ~3u) * gcx_cta_threads(k);
+    return (((uint64_t)k->nregs + 3) & ~(uint64_t)3) * gcx_cta_threads(k); /* 64-bit: nregs may be 2^32 - 1 */
 }
 
 /* sm.c */
