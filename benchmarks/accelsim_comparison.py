@@ -1,15 +1,17 @@
 """Write docs/validation.md: gpucachex's numbers for the shared vectoradd trace on the gtx1080
 preset next to Accel-Sim's own log of the same trace and configuration.
 
-Run: python benchmarks/accelsim_comparison.py
+Run: python benchmarks/accelsim_comparison.py (the traces from $GPUCACHEX_SHARED_TRACES, default
+../shared/traces)
 """
+import os
 import re
 from pathlib import Path
 
 from gpucachex import load_trace, presets, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
-TRACE = ROOT.parent / "shared" / "traces" / "vectoradd-100-32-trace"
+TRACE = Path(os.environ.get("GPUCACHEX_SHARED_TRACES", ROOT.parent / "shared" / "traces")) / "vectoradd-100-32-trace"
 
 
 def log_value(text: str, key: str) -> str:
