@@ -645,7 +645,15 @@ void gcx_l2_free(gcx_l2 *l2);
 /* addr's interleaving chunk, hashed when l2.index = "xor": the chunk's remainder by the number of
  * partitions is its partition, its quotient its place within the partition (and its channel). The
  * hash is invertible, so no two chunks share both. */
-uint64_t gcx_l2_chunk(const gcx_gpu *g, uint64_t addr);
+static inline uint64_t gcx_l2_chunk(const gcx_gpu *g, uint64_t addr)
+{
+    uint64_t chunk = addr / (uint64_t)g->cfg.l2_interleave_bytes;
+    if (g->cfg.l2_index == GCX_INDEX_CHOICE_XOR) {
+        uint32_t k = gcx_log2((uint64_t)g->cfg.l2_partitions) + 1;
+        chunk ^= (chunk >> k) ^ (chunk >> (2 * k));
+    }
+    return chunk;
+}
 uint32_t gcx_l2_partition_of(const gcx_gpu *g, uint64_t addr);
 void gcx_l2_prefill(gcx_gpu *g, uint64_t addr, uint64_t bytes);
 /* The line of partition p whose tag is addr's (data present, pending or powered off), or GCX_NONE. */

@@ -8,16 +8,6 @@
 
 #include "sim/gpu.h"
 
-uint64_t gcx_l2_chunk(const gcx_gpu *g, uint64_t addr)
-{
-    uint64_t chunk = addr / (uint64_t)g->cfg.l2_interleave_bytes;
-    if (g->cfg.l2_index == GCX_INDEX_CHOICE_XOR) {
-        uint32_t k = gcx_log2((uint64_t)g->cfg.l2_partitions) + 1;
-        chunk ^= (chunk >> k) ^ (chunk >> (2 * k));
-    }
-    return chunk;
-}
-
 uint32_t gcx_l2_partition_of(const gcx_gpu *g, uint64_t addr)
 {
     return (uint32_t)(gcx_l2_chunk(g, addr) % (uint64_t)g->cfg.l2_partitions);
