@@ -154,6 +154,13 @@ class Kernel:
         """Addresses each instruction owns: active lanes of instructions with a memory width."""
         return np.where(self.width > 0, popcount32(self.mask), 0)
 
+    def address_index(self, rows: np.ndarray) -> np.ndarray:
+        """Positions in `addresses` of the active lanes of memory instructions `rows` (ascending, each
+        with a width), row after row, lanes in order."""
+        lanes = popcount32(self.mask[rows])
+        first = np.cumsum(lanes) - lanes
+        return np.repeat(self.addr_offset[rows].astype(np.int64) - first, lanes) + np.arange(int(lanes.sum()))
+
     def warp_table(self) -> np.ndarray:
         """(n_warps, 4) int64 rows: cta, warp, first instruction index, instruction count, for every
         (CTA, warp) that has instructions, in row order."""

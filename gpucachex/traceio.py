@@ -232,7 +232,7 @@ def _resolve_generic(path: Path, index: int, k: Kernel, generic: np.ndarray) -> 
                          f"generic loads and stores cannot be resolved")
     lanes = popcount32(k.mask[rows])
     first = np.cumsum(lanes) - lanes                      # each row's first lane among the selected lanes
-    lane = np.repeat(k.addr_offset[rows].astype(np.int64) - first, lanes) + np.arange(int(lanes.sum()))
+    lane = k.address_index(rows)
     addr = k.addresses[lane]
     sb, lb = np.uint64(shared_base), np.uint64(local_base)
     in_shared = (addr >= sb) & (addr - sb < np.uint64(SHARED_WINDOW_BYTES))
@@ -285,9 +285,7 @@ def _spread_local(k: Kernel) -> Kernel:
     if not rows.size:
         return k
     lanes = popcount32(k.mask[rows])
-    n_lanes = int(lanes.sum())
-    first = np.cumsum(lanes) - lanes
-    lane = np.repeat(k.addr_offset[rows].astype(np.int64) - first, lanes) + np.arange(n_lanes)
+    lane = k.address_index(rows)
     offset = k.addresses[lane].copy()
     base = np.uint64(k.attrs.get("local_mem_base_addr") or 0)
     generic = (base > 0) & (offset >= base) & (offset - base < np.uint64(LOCAL_WINDOW_BYTES))

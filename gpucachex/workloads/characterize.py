@@ -74,9 +74,7 @@ def requests(trace: Trace, n_sms: int = N_SMS, granularity: int = LINE) -> dict[
         if not rows.size:
             continue
         lanes = popcount32(k.mask[rows])
-        starts = k.addr_offset[rows].astype(np.int64)
-        idx = np.repeat(starts - (np.cumsum(lanes) - lanes), lanes) + np.arange(int(lanes.sum()))
-        blk = (k.addresses[idx] // np.uint64(granularity)).astype(np.int64)
+        blk = (k.addresses[k.address_index(rows)] // np.uint64(granularity)).astype(np.int64)
         row_of = np.repeat(np.arange(rows.size), lanes)
         # one request per distinct block of each instruction (the coalescer)
         _, dense = np.unique(blk, return_inverse=True)
