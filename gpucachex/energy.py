@@ -186,8 +186,7 @@ class EnergyParams:
         if not isinstance(self.extra, Mapping):
             raise TypeError(f"extra must be a mapping of technique parameters, got {type(self.extra).__name__}")
         if self.extra:
-            import gpucachex.techniques  # noqa: F401  (registers EXTRA_PARAMS)
-
+            _load_technique_registries()
             for key, value in self.extra.items():
                 if key not in EXTRA_PARAMS:
                     raise KeyError(f"unknown extra energy parameter {key!r} (known: {', '.join(sorted(EXTRA_PARAMS))})")
@@ -208,6 +207,13 @@ EXTRA_PARAMS: dict[str, str] = {}
 # kept the L1D switched off whole, tags included. Derived from the run's counters, so that energy stays
 # recomputable from a finished run; techniques register here from gpucachex/techniques/.
 SWITCHED_OFF_LINE_CYCLES: dict[str, Callable[[Mapping[str, Any], Any], float]] = {}
+
+
+def _load_technique_registries() -> None:
+    """The modules of gpucachex/techniques/ fill OVERHEADS, EXTRA_PARAMS and SWITCHED_OFF_LINE_CYCLES when
+    imported; they import this module, so they are imported on first use instead of at the top."""
+    import gpucachex.techniques  # noqa: F401
+
 
 TECHNIQUE_KEYS = ("l1d.admission", "l1d.power", "l2.power", "l1d.sharing")
 LEVELS = ("l1d", "l2")
@@ -322,8 +328,7 @@ def level_energy(metrics: Mapping[str, Any], config, level: str, params: EnergyP
     data_static_j = sum(by_state.values())
     tag_line_cycles = raw["lines"] * metrics["cycles"]
     if level == "l1d":
-        import gpucachex.techniques  # noqa: F401  (registers SWITCHED_OFF_LINE_CYCLES)
-
+        _load_technique_registries()
         switched_off = SWITCHED_OFF_LINE_CYCLES.get(cfg["l1d.admission"])
         if switched_off is not None:
             tag_line_cycles -= (1.0 - params.off_leakage_fraction) * switched_off(metrics, cfg)
@@ -360,8 +365,7 @@ def compute(result=None, params: EnergyParams | Mapping[str, Any] | None = None,
     for level in LEVELS:
         out.update(level_energy(metrics, config, level, params))
     # The techniques' own structures (prediction tables, comparators, crossbars, ...).
-    import gpucachex.techniques  # noqa: F401  (registers OVERHEADS)
-
+    _load_technique_registries()
     for name in dict.fromkeys(config[k] for k in TECHNIQUE_KEYS):
         fn = OVERHEADS.get(name)
         if fn is None:
