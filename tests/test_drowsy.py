@@ -259,6 +259,19 @@ def test_decay_writes_back_a_dirty_local_line():
     assert r["l2_write_accesses"] == 1 and r["l1d_misses"] == 2
 
 
+def test_decay_at_the_end_of_the_run_counts_a_dirty_line_as_a_dirty_decay():
+    # The stored local line is idle past the interval only when the run ends: it decays then, dirty,
+    # and its writeback, like that of any line dirty at the end of a run, is not simulated.
+    L = 0x80000
+    prog = [ld(1, lanes(L), opcode="LDL"), st(lanes(L), opcode="STL", src=(1,))] + chain(40, 1)
+    r = simulate(BASE.replace(**{"l1d.power": "decay", "decay.interval": 100}), one_warp(prog))
+    assert (r["l1d_decay_lines"], r["l1d_decay_dirty_lines"], r["l1d_writebacks"]) == (1, 1, 0)
+    # A clean line decaying at the end counts as a decay only.
+    prog = [ld(1, lanes(L), opcode="LDL")] + chain(40, 1)
+    r = simulate(BASE.replace(**{"l1d.power": "decay", "decay.interval": 100}), one_warp(prog))
+    assert (r["l1d_decay_lines"], r["l1d_decay_dirty_lines"]) == (1, 0)
+
+
 def test_l2_decay_sends_a_later_read_to_dram():
     prog = [ld(1, lanes(A))] + chain(100, 1) + [ld(3, lanes(A), src=(11,))]
     cfg = BASE.replace(**{"l1d.cache_global": False})

@@ -8,7 +8,8 @@
  * decayed data), the set's lines whose decay cycle has passed are switched off (the OFF residency
  * starts at the decay cycle; the writeback of a dirty line leaves at the lookup, when the model next
  * touches the set, which changes no hit or miss). At the end of the run lines past their decay
- * cycle are OFF from it. This is the reference the drowsy technique is compared against: it saves
+ * cycle are OFF from it and count as decays, dirty ones as dirty decays; their writebacks, like those
+ * of every line still dirty when a run ends, are not simulated. This is the reference the drowsy technique is compared against: it saves
  * more leakage per idle line but pays misses for data it threw away. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +143,7 @@ static void decay_cache_finish(gcx_tech *t, gcx_tcache *tc, uint64_t now)
         if (st->live[i] && st->touched[i] + st->interval <= now && tc->c.meta[line].state == GCX_LINE_ON) {
             gcx_tcache_set_state(tc, line, GCX_LINE_OFF, st->touched[i] + st->interval);
             st->decays++;
+            st->decays_dirty += tc->c.meta[line].dirty != 0;
         }
     }
 }
