@@ -232,6 +232,24 @@ def test_dead_time_follows_the_paper_definition():
         assert r["l2_dead_time_fraction"] == pytest.approx(r["l2_dead_nodata_fraction"] + r["l2_dead_unused_fraction"])
 
 
+def test_a_store_into_a_line_being_fetched_begins_its_residency():
+    # A read misses; a store to another word of its line reaches the L2 while the line is fetched.
+    # The stored words are the line's data from then on: it is live from the store to the fill that
+    # answers the read (the last access), not dead until the fill, and Ideal-Gating keeps it on then.
+    base = ONE.replace(**{"l2.power": "none"})
+    read_only = [ld(1, lanes(block(0)), pc=0x100)]
+    with_store = read_only + [st(lanes(block(0) + 64, n=1), pc=0x110)]
+    a = simulate(base, build([KernelSpec([[read_only]])]))
+    b = simulate(base, build([KernelSpec([[with_store]])]))
+    assert a["l2_live_cycles"] == 0
+    assert b["l2_pending_hits"] == 1 and b["dram_reads"] == 1  # the store went into the fetched line
+    assert b["l2_live_cycles"] > 0
+    for r in (a, b):
+        assert r["l2_live_cycles"] + r["l2_dead_nodata"] + r["l2_dead_unused"] == r["l2_lines"] * r["cycles"]
+    ideal = simulate(base.replace(**{"l2.power": "ideal_gating"}), build([KernelSpec([[with_store]])]))
+    assert ideal["l2_resid_on"] == b["l2_live_cycles"]
+
+
 # ---- Ideal-Gating -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["sgemm", "bfs", "vectoradd"])

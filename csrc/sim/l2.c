@@ -283,7 +283,12 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         /* Write-back, write-allocate, no fetch: record the words written. */
         if (way >= 0 && c->meta[line].reserved) {
             /* The line is being fetched: the words go into it now (the fill brings only the others).
-             * A power technique cannot gate it before the fill (gcx_l2_power_off refuses). */
+             * They are the line's first data if it held none: its residency (dead time, access
+             * count) begins here and a line kept off until its fill is powered on to hold them. A
+             * power technique cannot gate it before the fill (gcx_l2_power_off refuses). */
+            gcx_tcache_note_new_data(tc, line, now);
+            if (c->meta[line].state == GCX_LINE_OFF)
+                gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
             write_line(tc, line, r, now, 0);
             tc->s.pending_hits++;
             retire(g, l2, r, now + lat);

@@ -136,9 +136,10 @@ void gcx_tcache_note_access(gcx_tcache *tc, uint32_t line, const gcx_req *r, uin
 void gcx_tcache_note_new_data(gcx_tcache *tc, uint32_t line, uint64_t now)
 {
     gcx_line_meta *m = &tc->c.meta[line];
-    if (m->valid == 0) {
-        /* A new residency begins: the line held nothing since it was emptied. Its access count
-         * restarts even when the tag stayed (the same block refilled). */
+    if (m->valid == 0 && tc->word_valid[line] == 0) {
+        /* A new residency begins: the line held nothing since it was emptied (an L2 line being
+         * fetched may already hold words a store put there: its residency began with them). Its
+         * access count restarts even when the tag stayed (the same block refilled). */
         tc->s.dead_nodata += now - tc->empty_since[line];
         m->fill_cycle = now;
         m->last_access = now;
