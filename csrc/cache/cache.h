@@ -230,12 +230,18 @@ int gcx_cache_invalidate(gcx_cache *c, uint32_t line, uint64_t *line_addr, int *
 /* Install line_addr in `line` (already chosen and emptied), valid sectors `sectors`. */
 void gcx_cache_install(gcx_cache *c, uint32_t line, uint64_t line_addr, uint8_t sectors, uint64_t cycle);
 
+/* Record a use of `line` at `cycle` in its metadata only, not in the replacement order. */
+static inline void gcx_cache_note_use(gcx_cache *c, uint32_t line, uint64_t cycle)
+{
+    c->meta[line].access_count++;
+    c->meta[line].last_access = cycle;
+}
+
 /* Record a use of `line` by an access at `cycle` (policy hit hook and metadata). */
 static inline void gcx_cache_touch(gcx_cache *c, uint32_t line, uint64_t cycle)
 {
     c->cfg.policy->on_hit(c, line);
-    c->meta[line].access_count++;
-    c->meta[line].last_access = cycle;
+    gcx_cache_note_use(c, line, cycle);
 }
 
 #endif

@@ -458,6 +458,7 @@ int gcx_tcache_init(gcx_tcache *tc, const gcx_cache_config *cc, int level, uint3
 void gcx_tcache_free(gcx_tcache *tc);
 void gcx_tcache_set_state(gcx_tcache *tc, uint32_t line, int state, uint64_t when);
 void gcx_tcache_note_access(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now, int is_write);
+void gcx_tcache_note_fill_answer(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now, int is_write);
 void gcx_tcache_note_fill(gcx_tcache *tc, uint32_t line, uint64_t now, uint8_t sectors);
 /* A line that held no data receives some (a fill, or a write allocating it): a residency begins. */
 void gcx_tcache_note_new_data(gcx_tcache *tc, uint32_t line, uint64_t now);

@@ -296,6 +296,8 @@ static int merge_miss(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint32_t ei, uint32_t 
         e->requested |= gcx_to_32_sectors(missing, c);
         fetch_for(g, sm, r, gcx_to_32_sectors(missing, c), line, ei, now);
     }
+    if (line != GCX_NONE)
+        c->cfg.policy->on_hit(c, line); /* GPGPU-Sim's HIT_RESERVED: a use of the line being fetched */
     wait_in_entry(g, sm, ei, r, now);
     gcx_tcache_count_access(tc, 0, 0);
     tc->s.pending_hits++;
@@ -404,6 +406,8 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
             drop_line(g, sm, line, now, 1);
         }
         gcx_cache_install(c, line, la, 0, now);
+    } else {
+        c->cfg.policy->on_hit(c, line); /* new sectors or refetched data in a kept line: a use */
     }
     c->meta[line].reserved = 1;
     uint32_t e = gcx_mshr_alloc(&l1->mshr, la, line);
@@ -666,6 +670,7 @@ void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
                 gcx_cache_install(c, line, la, 0, now);
             } else {
                 line = set * c->cfg.ways + (uint32_t)way;
+                c->cfg.policy->on_hit(c, line); /* new sectors in a present line: a use */
             }
         }
         e->line = line;
@@ -700,7 +705,7 @@ void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     while (w) {
         gcx_req *next = w->next;
         if (!l1->off && line != GCX_NONE)
-            gcx_tcache_note_access(tc, line, w, now, 0);
+            gcx_tcache_note_fill_answer(tc, line, w, now, 0);
         answer(g, sm, w, now);
         w = next;
     }

@@ -239,14 +239,18 @@ static inline uint64_t need_of(const gcx_req *r)
 
 /* Store r's words into `line` (present, being fetched, or just allocated for it): the power
  * technique's hooks around the data-array write, and the access's statistics (`hit`). A line being
- * fetched gets its valid sectors with the fill. */
-static void write_line(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now, int hit)
+ * fetched gets its valid sectors with the fill. A line just installed for the store has had its
+ * use for the replacement policy (the insertion); any other is used again now. */
+static void write_line(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now, int hit, int installed)
 {
     gcx_tech *pw = tc->power;
     gcx_cache *c = &tc->c;
     if (pw->ops && pw->ops->line_access)
         pw->ops->line_access(pw, tc, line, r, now);
-    gcx_tcache_note_access(tc, line, r, now, 1);
+    if (installed)
+        gcx_tcache_note_fill_answer(tc, line, r, now, 1);
+    else
+        gcx_tcache_note_access(tc, line, r, now, 1);
     tc->word_valid[line] |= r->words;
     tc->word_dirty[line] |= r->words;
     if (!c->meta[line].reserved)
@@ -289,14 +293,14 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             gcx_tcache_note_new_data(tc, line, now);
             if (c->meta[line].state == GCX_LINE_OFF)
                 gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
-            write_line(tc, line, r, now, 0);
+            write_line(tc, line, r, now, 0, 0);
             tc->s.pending_hits++;
             retire(g, l2, r, now + lat);
             return 1;
         }
         int off = way >= 0 && c->meta[line].valid == 0 && tc->word_valid[line] == 0;
         if (way >= 0 && !off) {
-            write_line(tc, line, r, now, 1);
+            write_line(tc, line, r, now, 1, 0);
             retire(g, l2, r, now + lat);
             return 1;
         }
@@ -309,6 +313,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             retire(g, l2, r, now + lat);
             return 1;
         }
+        int installed = !off;
         if (off) {
             tc->s.off_hits++;
             if (pw->ops && pw->ops->line_off_hit)
@@ -324,7 +329,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
         gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
         if (pw->ops && pw->ops->line_fill)
             pw->ops->line_fill(pw, tc, line, r, now);
-        write_line(tc, line, r, now, 0);
+        write_line(tc, line, r, now, 0, installed);
         retire(g, l2, r, now + lat);
         return 1;
     }
@@ -346,10 +351,12 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             if (gcx_dram_backlogged(g, ch))
                 return refuse(l2, GCX_FAIL_MISS_QUEUE);
             send_fetch(g, p, r->addr, line, ei, fetch_sectors32(c, missing), now + lat);
+            c->cfg.policy->on_hit(c, line);
             gcx_mshr_add(&l2->mshr, ei, r);
             gcx_tcache_count_access(tc, 0, 0);
             return 1;
         }
+        c->cfg.policy->on_hit(c, line); /* GPGPU-Sim's HIT_RESERVED: a use of the line being fetched */
         gcx_mshr_add(&l2->mshr, ei, r);
         gcx_tcache_count_access(tc, 0, 0);
         tc->s.pending_hits++;
@@ -390,6 +397,7 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
                 pw->ops->line_off_hit(pw, tc, line, r, now);
         }
         fetch32 = fetch_sectors32(c, need & ~tc->word_valid[line]);
+        c->cfg.policy->on_hit(c, line); /* the kept line is used again */
     } else {
         int v = take_line(g, p, set, now);
         if (v < 0)
@@ -464,7 +472,7 @@ static void l2_fill(gcx_gpu *g, uint32_t p, gcx_req *f, uint64_t now)
         if (line != GCX_NONE) {
             if (pw->ops && pw->ops->line_access)
                 pw->ops->line_access(pw, tc, line, w, now);
-            gcx_tcache_note_access(tc, line, w, now, w->type == GCX_REQ_ATOMIC);
+            gcx_tcache_note_fill_answer(tc, line, w, now, w->type == GCX_REQ_ATOMIC);
             if (w->type == GCX_REQ_ATOMIC) {
                 c->meta[line].dirty = 1;
                 tc->word_dirty[line] |= w->words;

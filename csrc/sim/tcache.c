@@ -89,7 +89,8 @@ static inline uint32_t bucket_interval(uint64_t d)
     return b < GCX_HIST_INTERVAL ? b : GCX_HIST_INTERVAL - 1;
 }
 
-void gcx_tcache_note_access(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now, int is_write)
+/* An access's statistics; `reorder`: it also counts as a use for the replacement policy. */
+static void note_access(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now, int is_write, int reorder)
 {
     gcx_line_meta *m = &tc->c.meta[line];
     gcx_tcache_stats *s = &tc->s;
@@ -105,7 +106,10 @@ void gcx_tcache_note_access(gcx_tcache *tc, uint32_t line, const gcx_req *r, uin
         s->interval_count++;
     }
     tc->lifetime_accesses[line]++;
-    gcx_cache_touch(&tc->c, line, now);
+    if (reorder)
+        gcx_cache_touch(&tc->c, line, now);
+    else
+        gcx_cache_note_use(&tc->c, line, now);
     uint64_t words = r->words;
     uint32_t sector_words = 32 / 4;
     uint32_t sectors = (uint32_t)popcount_folded(words, (int)sector_words);
@@ -131,6 +135,20 @@ void gcx_tcache_note_access(gcx_tcache *tc, uint32_t line, const gcx_req *r, uin
         s->read_sectors += sectors;
         s->read_units += units;
     }
+}
+
+void gcx_tcache_note_access(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now, int is_write)
+{
+    note_access(tc, line, r, now, is_write, 1);
+}
+
+/* A request that waited for a fill is answered: the replacement order is not changed, as in
+ * GPGPU-Sim, whose tag array takes a line's recency from its allocation (the miss) and from hits,
+ * including requests that merge into the fetch (HIT_RESERVED), but not from the fill. SRRIP keeps
+ * its insertion value until a real re-reference. */
+void gcx_tcache_note_fill_answer(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now, int is_write)
+{
+    note_access(tc, line, r, now, is_write, 0);
 }
 
 void gcx_tcache_note_new_data(gcx_tcache *tc, uint32_t line, uint64_t now)

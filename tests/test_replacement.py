@@ -1,0 +1,85 @@
+"""The timing L1D and L2 order their lines for replacement as the policies say: a line is used for
+replacement when it is allocated (its miss) and on hits, including requests merging into its fetch
+(GPGPU-Sim's HIT_RESERVED), but not when its data arrives. Checked on one set against the
+functional cache, which applies the policies access by access."""
+import numpy as np
+import pytest
+
+import gpucachex
+from gpucachex import presets, simulate
+from tracebuild import KernelSpec, build, ld
+
+LINE = 128
+BASE = 0x1000000
+
+
+def dependent_loads(lines, deps=None):
+    """One lane loads word 0 of each line in turn; load i waits for the loads in deps[i] (default:
+    the one before it), so the order of accesses is the list's."""
+    prog = []
+    for i, line in enumerate(lines):
+        src = deps[i] if deps is not None else ((i,) if i else ())
+        prog.append(ld(i + 1, [BASE + line * LINE], src=tuple(src)))
+    return build([KernelSpec([[prog]])])
+
+
+def functional_hits(lines, sets, ways, policy):
+    addrs = np.array([BASE + line * LINE for line in lines], dtype=np.uint64)
+    return gpucachex.cache_run(addrs, sets=sets, ways=ways, line_bytes=LINE, policy=policy)["hits"]
+
+
+def one_set_l1d(policy, allocate):
+    return presets.get("gtx480").replace(**{
+        "core.sms": 1, "l1i.size_kb": 0, "l1d.size_kb": 4 * LINE / 1024, "l1d.ways": 4, "l1d.line_bytes": LINE,
+        "l1d.policy": policy, "l1d.allocate": allocate})
+
+
+# Jaleel et al.'s example for one 4-way set: a1 a2 a2 a1 b1 b2 b3 b4 a1 a2. SRRIP keeps a1 and a2
+# (re-referenced) through the scan of b1..b4 and hits on both again; LRU loses them.
+SCAN = [1, 2, 2, 1, 11, 12, 13, 14, 1, 2]
+
+
+@pytest.mark.parametrize("allocate", ["miss", "fill"])
+@pytest.mark.parametrize("policy, hits", [("srrip", 4), ("lru", 2)])
+def test_l1d_keeps_srrips_insertion_value_until_a_re_reference(policy, hits, allocate):
+    r = simulate(one_set_l1d(policy, allocate), dependent_loads(SCAN), energy=False)
+    assert r["l1d_hits"] == hits == functional_hits(SCAN, 1, 4, policy)
+
+
+@pytest.mark.parametrize("policy, hits", [("srrip", 4), ("lru", 2)])
+def test_l2_keeps_srrips_insertion_value_until_a_re_reference(policy, hits):
+    # One partition of 2 sets x 4 ways; even line numbers all map to set 0.
+    lines = [2 * x for x in SCAN]
+    cfg = presets.get("gtx480").replace(**{
+        "core.sms": 1, "l1i.size_kb": 0, "l1d.cache_global": False, "l2.size_kb": 1.0, "l2.ways": 4,
+        "l2.partitions": 1, "dram.channels": 1, "l2.policy": policy})
+    r = simulate(cfg, dependent_loads(lines), energy=False)
+    assert r["l2_hits"] == hits == functional_hits(lines, 2, 4, policy)
+
+
+def test_lru_recency_comes_from_the_miss_not_from_the_fill():
+    # One 2-way set: A, B, then C misses and B hits while C is fetched; D then evicts the line used
+    # least recently. C was allocated at its miss, before B's hit, so C goes and B hits twice more
+    # (3 hits, as the functional cache's order of accesses gives). Were C's use taken at its fill,
+    # after B's hit, B would go instead (2 hits).
+    lines = [0, 1, 2, 1, 3, 1, 1]
+    deps = [(), (1,), (2,), (2,), (3, 4), (5,), (6,)]
+    cfg = presets.get("gtx480").replace(**{
+        "core.sms": 1, "l1i.size_kb": 0, "l1d.size_kb": 2 * LINE / 1024, "l1d.ways": 2, "l1d.line_bytes": LINE,
+        "l1d.policy": "lru", "l1d.allocate": "miss"})
+    r = simulate(cfg, dependent_loads(lines, deps), energy=False)
+    assert (r["l1d_hits"], r["l1d_misses"]) == (3, 4)
+    assert functional_hits(lines, 1, 2, "lru") == 3
+
+
+def test_a_request_merging_into_a_fetch_is_a_use_of_the_line():
+    # One 2-way set: A misses; B misses; a second load of A merges into A's fetch (a use of A after
+    # B's allocation); C then evicts the line used least recently: B, so a last load of A hits.
+    lines = [0, 1, 0, 2, 0]
+    deps = [(), (), (), (1, 2, 3), (4,)]
+    cfg = presets.get("gtx480").replace(**{
+        "core.sms": 1, "l1i.size_kb": 0, "l1d.size_kb": 2 * LINE / 1024, "l1d.ways": 2, "l1d.line_bytes": LINE,
+        "l1d.policy": "lru", "l1d.allocate": "miss"})
+    r = simulate(cfg, dependent_loads(lines, deps), energy=False)
+    assert r["l1d_pending_hits"] == 1
+    assert r["l1d_hits"] == 1
