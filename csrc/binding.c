@@ -287,14 +287,20 @@ static PyObject *py_cache_run(PyObject *self, PyObject *args, PyObject *kwargs)
     static char *kwlist[] = {"addresses", "writes", "sets", "ways", "line_bytes", "policy", "sector_bytes",
                              "write_back", "write_allocate", "index", "seed", "policy_params", NULL};
     PyObject *addr_obj, *writes_obj = Py_None, *policy_params = Py_None;
+    PyObject *write_back_obj = Py_True, *write_allocate_obj = Py_True;
     long long sets, ways, line_bytes, sector_bytes = 0;
     const char *policy_name = "lru", *index = "mod";
-    int write_back = 1, write_allocate = 1;
     unsigned long long seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOLLL|sLppsO&O", kwlist, &addr_obj, &writes_obj, &sets, &ways,
-                                     &line_bytes, &policy_name, &sector_bytes, &write_back, &write_allocate, &index,
-                                     seed_converter, &seed, &policy_params))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOLLL|sLOOsO&O", kwlist, &addr_obj, &writes_obj, &sets, &ways,
+                                     &line_bytes, &policy_name, &sector_bytes, &write_back_obj, &write_allocate_obj,
+                                     &index, seed_converter, &seed, &policy_params))
         return NULL;
+    /* Real bools only: the "p" format's truth value would make "False", "no" or [0] mean True. */
+    if (!PyBool_Check(write_back_obj))
+        return PyErr_Format(PyExc_TypeError, "write_back must be a bool, got %R", write_back_obj);
+    if (!PyBool_Check(write_allocate_obj))
+        return PyErr_Format(PyExc_TypeError, "write_allocate must be a bool, got %R", write_allocate_obj);
+    int write_back = write_back_obj == Py_True, write_allocate = write_allocate_obj == Py_True;
 
     const char *bad = sets <= 0 ? "sets" : ways <= 0 ? "ways" : line_bytes <= 0 ? "line_bytes" : NULL;
     long long bad_value = sets <= 0 ? sets : ways <= 0 ? ways : line_bytes;

@@ -28,7 +28,8 @@ def cache_run(addresses, *, sets: int, ways: int, line_bytes: int, policy: str =
     with the GIL released, so several calls can run in parallel threads.
 
     Options: ``sector_bytes`` (0 = unsectored), ``write_policy`` ("write_back" or
-    "write_through"), ``write_allocate`` (bool), ``index`` ("mod": set = line mod sets, any number
+    "write_through"; or ``write_back``, a bool, which must not contradict it), ``write_allocate``
+    (a bool), ``index`` ("mod": set = line mod sets, any number
     of sets; "xor": a hashed index; "fermi": GPGPU-Sim's Fermi L1D hash, 32 or 64 sets), ``seed``
     (for the random policy), and any parameter the policy declares (for example ``rrpv_bits`` for
     "srrip").
@@ -42,16 +43,22 @@ def cache_run(addresses, *, sets: int, ways: int, line_bytes: int, policy: str =
     if not isinstance(policy, str):
         raise TypeError(f"policy must be a string, got {type(policy).__name__}")
     kwargs: dict[str, Any] = {}
-    if "write_policy" in options:
-        wp = options.pop("write_policy")
-        if wp not in _WRITE_POLICIES:
-            raise ValueError(f"write_policy must be 'write_back' or 'write_through', got {wp!r}")
-        kwargs["write_back"] = _WRITE_POLICIES[wp]
     for key in list(options):
         if key in _GEOMETRY_OPTIONS:
             kwargs[key] = options.pop(key)
-    if "write_back" in kwargs and not isinstance(kwargs["write_back"], bool):
-        raise TypeError(f"write_back must be a bool, got {type(kwargs['write_back']).__name__}")
+    # The core would take any object's truth value: "False", "no" or [0] would mean True.
+    for key in ("write_back", "write_allocate"):
+        if key in kwargs and not isinstance(kwargs[key], bool):
+            raise TypeError(f"{key} must be a bool, got {kwargs[key]!r}")
+    if "write_policy" in options:
+        wp = options.pop("write_policy")
+        if not isinstance(wp, str) or wp not in _WRITE_POLICIES:
+            raise ValueError(f"write_policy must be 'write_back' or 'write_through', got {wp!r}")
+        # Both spellings of the write policy given: one must not silently override the other.
+        if "write_back" in kwargs and kwargs["write_back"] != _WRITE_POLICIES[wp]:
+            raise ValueError(f"write_policy={wp!r} contradicts write_back={kwargs['write_back']!r}; "
+                             f"give one of them")
+        kwargs["write_back"] = _WRITE_POLICIES[wp]
     # What is left must be parameters of the policy; the core rejects unknown ones by name.
     return _core.cache_run(addresses, writes, sets, ways, line_bytes, policy, policy_params=options, **kwargs)
 

@@ -203,12 +203,40 @@ GOOD = np.arange(16, dtype=np.uint64) * np.uint64(64)
     (dict(sector_bytes=48), ValueError, "sector_bytes must be a power of two"),
     (dict(index="crc"), ValueError, "index must be 'mod', 'xor' or 'fermi', got 'crc'"),
     (dict(write_policy="write_around"), ValueError, "write_policy must be 'write_back' or 'write_through'"),
+    # Truth values are not bools: each of these once meant write_allocate=True.
+    (dict(write_allocate="False"), TypeError, "write_allocate must be a bool, got 'False'"),
+    (dict(write_allocate="no"), TypeError, "write_allocate must be a bool, got 'no'"),
+    (dict(write_allocate=0.5), TypeError, "write_allocate must be a bool, got 0.5"),
+    (dict(write_allocate=[0]), TypeError, r"write_allocate must be a bool, got \[0\]"),
+    (dict(write_back="False"), TypeError, "write_back must be a bool, got 'False'"),
+    # write_back=True once silently won over write_policy="write_through".
+    (dict(write_policy="write_through", write_back=True), ValueError,
+     "write_policy='write_through' contradicts write_back=True"),
+    (dict(write_policy="write_back", write_back=False), ValueError,
+     "write_policy='write_back' contradicts write_back=False"),
 ])
 def test_bad_geometry_and_options(kwargs, error, match):
     args = dict(sets=4, ways=2, line_bytes=64)
     args.update(kwargs)
     with pytest.raises(error, match=match):
         gpucachex.cache_run(GOOD, **args)
+
+
+def test_write_flags_are_bools_in_the_core_too():
+    from gpucachex import _core
+
+    for name in ("write_back", "write_allocate"):
+        with pytest.raises(TypeError, match=f"{name} must be a bool, got 'False'"):
+            _core.cache_run(GOOD, None, 4, 2, 64, **{name: "False"})
+    # W A then R A in one 1-way set: no-allocate leaves the read a miss, allocate makes it a hit.
+    trace, writes = lines(0, 0, line_bytes=128), np.array([True, False])
+    for allocate, hits in ((False, 0), (True, 1)):
+        s = _core.cache_run(trace, writes, 1, 1, 128, write_allocate=allocate)
+        assert s["hits"] == hits
+    # Both spellings of the write policy, when they agree, are accepted.
+    s = gpucachex.cache_run(trace, sets=1, ways=1, line_bytes=128, writes=writes, write_policy="write_through",
+                            write_back=False)
+    assert s["write_throughs"] == 1
 
 
 @pytest.mark.parametrize("addresses, error, match", [
