@@ -149,6 +149,17 @@ def test_sectors_and_hashed_index():
     assert mod["hits"] == 0 and xor["hits"] == 64
 
 
+def test_a_no_allocate_write_to_a_missing_sector_is_a_sector_miss():
+    # Read sector 0 of a line, then write its sector 1: the line is present and the sector is not,
+    # whether or not the write allocates (the hook path of srrip and the fast path of lru alike).
+    trace, writes = np.array([0, 32], dtype=np.uint64), np.array([False, True])
+    for policy in ("lru", "srrip"):
+        for allocate, fills in ((True, 2), (False, 1)):
+            s = gpucachex.cache_run(trace, sets=1, ways=1, line_bytes=128, sector_bytes=32, writes=writes,
+                                    write_allocate=allocate, policy=policy)
+            assert (s["misses"], s["write_misses"], s["sector_misses"], s["fills"]) == (2, 1, 1, fills)
+
+
 def test_fermi_index_spreads_a_4kb_row_pitch_as_gpgpu_sim_does():
     # 32 rows of a 4 KB-pitch matrix, read twice, in GPGPU-Sim's Fermi L1D (32 sets x 4 ways):
     # modulo puts every row in set 0; the Fermi hash puts row i in set (i >> 1) & 7 (address bits

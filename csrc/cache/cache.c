@@ -194,7 +194,12 @@ void gcx_cache_access(gcx_cache *c, uint64_t addr, int is_write, uint64_t cycle,
         s->read_misses++;
 
     if (is_write && !c->cfg.write_allocate) {
-        /* No-allocate: the write goes to the next level and the cache is unchanged. */
+        /* No-allocate: the write goes to the next level and the cache is unchanged. A present line
+         * missing the sector is still a sector miss, allocated or not (the counter's definition). */
+        if (way >= 0) {
+            s->sector_misses++;
+            out->sector_miss = 1;
+        }
         s->write_throughs++;
         return;
     }
@@ -287,6 +292,7 @@ void gcx_cache_run_hooks(gcx_cache *c, const uint64_t *addrs, const uint8_t *wri
         if (w & !hit & !write_allocate) {                                                            \
             s.write_misses++;                                                                        \
             s.write_throughs++;                                                                      \
+            s.sector_misses += (uint64_t)present; /* not a hit: the sector is missing */             \
             prev_la = GCX_TAG_NONE;                                                                  \
             continue;                                                                                \
         }                                                                                            \

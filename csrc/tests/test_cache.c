@@ -206,6 +206,46 @@ static void test_sectors(void)
     gcx_cache_free(&c);
 }
 
+/* A no-allocate write to a present line's missing sector is a sector miss like any other: read
+ * byte 0 (miss), write byte 32 (sector miss, not allocated), read byte 32 (sector miss again). Both
+ * the LRU fast path and SRRIP's hook path. */
+static void test_no_allocate_write_sector_miss(void)
+{
+    uint64_t addrs[] = {0, 32, 32};
+    uint8_t writes[] = {0, 1, 0};
+    for (int p = 0; p < 2; p++) {
+        gcx_cache c;
+        gcx_error err;
+        gcx_cache_config cfg = make_config(1, 1, 128, p ? "srrip" : "lru");
+        cfg.sector_bytes = 32;
+        cfg.write_allocate = 0;
+        CHECK_EQ(gcx_cache_init(&c, &cfg, &err), GCX_OK);
+        gcx_cache_run(&c, addrs, writes, 3);
+        CHECK_EQ(c.stats.misses, 3);
+        CHECK_EQ(c.stats.write_misses, 1);
+        CHECK_EQ(c.stats.sector_misses, 2);
+        CHECK_EQ(c.stats.write_throughs, 1);
+        CHECK_EQ(c.stats.fills, 2);
+        CHECK_EQ(c.meta[0].valid, 3); /* sectors 0 and 1: the write did not allocate */
+        gcx_cache_free(&c);
+    }
+    /* And the access reports it; a write to an absent line is a plain miss. */
+    gcx_cache c;
+    gcx_error err;
+    gcx_access a;
+    gcx_cache_config cfg = make_config(1, 1, 128, "lru");
+    cfg.sector_bytes = 32;
+    cfg.write_allocate = 0;
+    CHECK_EQ(gcx_cache_init(&c, &cfg, &err), GCX_OK);
+    gcx_cache_access(&c, 256, 1, 0, &a);
+    CHECK(!a.hit && !a.sector_miss && !a.filled);
+    gcx_cache_access(&c, 0, 0, 1, &a);
+    gcx_cache_access(&c, 64, 1, 2, &a);
+    CHECK(!a.hit && a.sector_miss && !a.filled);
+    CHECK_EQ(c.stats.sector_misses, 1);
+    gcx_cache_free(&c);
+}
+
 static void test_line_metadata(void)
 {
     uint64_t addrs[] = {0, 64, 0, 0};
@@ -378,6 +418,7 @@ int main(void)
     RUN(test_write_through_no_allocate);
     RUN(test_non_power_of_two_sets);
     RUN(test_sectors);
+    RUN(test_no_allocate_write_sector_miss);
     RUN(test_line_metadata);
     RUN(test_reserved_lines_are_not_victims);
     RUN(test_fast_path_equals_hooks);
