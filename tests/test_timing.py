@@ -1003,6 +1003,24 @@ def test_a_read_miss_needs_room_for_two_requests_in_the_miss_queue():
     assert fails[2] > 0 and fails[3] == 0
 
 
+@pytest.mark.parametrize("alloc", ["miss", "fill"])
+@pytest.mark.parametrize("second, short", [(0x600000, {"l1d.mshr_entries": 1}), (0x500000, {"l1d.mshr_merge": 1})],
+                         ids=["entry", "merge"])
+def test_a_full_miss_queue_is_the_reason_before_a_full_mshr(alloc, second, short):
+    # As above, the second load miss is refused while the two-entry miss queue is short. Give it
+    # also no MSHR entry (another line) or no room in the first load's entry (the same line):
+    # GPGPU-Sim checks the miss queue first (rd_miss_base), the MSHR after (send_read_request), so
+    # its miss-queue fails are the same as with MSHRs to spare, and only the wait for the first
+    # fill after them counts against the MSHR.
+    prog = [st(lanes(0x400000)), ld(1, lanes(0x500000)), ld(2, lanes(second))]
+    cfg = BASE.replace(**{"l1d.miss_queue": 2, "l1d.allocate": alloc})
+    roomy, tight = run(one_warp(prog), cfg), run(one_warp(prog), cfg.replace(**short))
+    assert roomy["l1d_fails_miss_queue"] == roomy["l1d_reservation_fails"] > 0
+    assert tight["l1d_fails_miss_queue"] == roomy["l1d_fails_miss_queue"]
+    mshr = tight["l1d_fails_mshr_entry"] + tight["l1d_fails_mshr_merge"]
+    assert mshr > 0 and tight["l1d_reservation_fails"] == tight["l1d_fails_miss_queue"] + mshr
+
+
 def test_a_store_to_a_set_being_fetched_whole_waits_in_gpgpusim_3():
     # Four loads reserve the four ways of one set; a store to a fifth line of that set follows. With
     # l1d.store_blocked_by_reserved_set (GPGPU-Sim 3.x, the Fermi presets) the tag probe refuses it

@@ -1,8 +1,9 @@
 /* The L1 data cache of an SM, in the style of GPGPU-Sim's data cache:
  * - reads: hit (after the hit latency, plus any wake-up and bank wait), merge into the MSHR of a
  *   line already being fetched, or allocate a line and an MSHR entry and queue a fetch;
- * - a request that cannot be accepted is a reservation fail, by reason: no line can be allocated
- *   (all ways reserved), no MSHR entry, the MSHR entry is full, or the miss queue is full;
+ * - a request that cannot be accepted is a reservation fail, by the first reason found in GPGPU-Sim's
+ *   order: no line can be allocated (all ways reserved), the miss queue is full, no MSHR entry or
+ *   the MSHR entry is full;
  * - global stores are write-evict and no-write-allocate; local stores write back on a hit;
  * - atomics, uncached global accesses and every request of a switched-off L1D bypass it.
  * The miss queue drains into the crossbar one request a cycle; replies fill lines and answer the
@@ -288,10 +289,12 @@ static int merge_miss(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint32_t ei, uint32_t 
     gcx_cache *c = &tc->c;
     gcx_mshr_entry *e = &l1->mshr.e[ei];
     uint8_t missing = (uint8_t)(need & ~gcx_to_cache_sectors(e->requested, c) & ~have);
-    if (e->n_waiting >= l1->mshr.merge_cap)
-        return GCX_FAIL_MSHR_MERGE;
+    /* The miss queue first, then the entry's room: GPGPU-Sim's rd_miss_base checks the queue before
+     * send_read_request probes the MSHR, and the fail reasons are counted in that order. */
     if (miss_queue_short_for_read(l1) && (!missing || fetch_needs_slot(g, sm, r, gcx_to_32_sectors(missing, c))))
         return GCX_FAIL_MISS_QUEUE;
+    if (e->n_waiting >= l1->mshr.merge_cap)
+        return GCX_FAIL_MSHR_MERGE;
     if (missing) {
         e->requested |= gcx_to_32_sectors(missing, c);
         fetch_for(g, sm, r, gcx_to_32_sectors(missing, c), line, ei, now);
@@ -326,11 +329,12 @@ static int read_access_on_fill(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     uint32_t ei = gcx_mshr_find(&l1->mshr, la);
     if (ei != GCX_NONE)
         return merge_miss(g, sm, r, ei, GCX_NONE, present, need, now);
-    if (l1->mshr.n_free == 0)
-        return GCX_FAIL_MSHR_ENTRY;
     uint8_t fetch = c->sectors_per_line == 1 ? 1 : (uint8_t)(need & ~present);
+    /* The miss queue before the MSHR, as in GPGPU-Sim (see merge_miss). */
     if (miss_queue_short_for_read(l1) && fetch_needs_slot(g, sm, r, gcx_to_32_sectors(fetch, c)))
         return GCX_FAIL_MISS_QUEUE;
+    if (l1->mshr.n_free == 0)
+        return GCX_FAIL_MSHR_ENTRY;
     gcx_tcache_count_access(tc, 0, 0);
     if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
         tc->s.bypasses++;
@@ -371,8 +375,9 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     if (way >= 0 && c->meta[line].reserved) /* the line is being fetched */
         return merge_miss(g, sm, r, tc->mshr_of[line], line, c->meta[line].valid, need, now);
 
-    /* Miss: a line (a new one, or this one for missing sectors or powered-off data), an MSHR
-     * entry, and room in the miss queue. */
+    /* Miss: a line (a new one, or this one for missing sectors or powered-off data), room in the
+     * miss queue and an MSHR entry, refused in that order as GPGPU-Sim does (the tag probe, then
+     * rd_miss_base's miss_queue_full, then send_read_request's MSHR check). */
     int new_line = way < 0;
     if (new_line) {
         int v = gcx_cache_pick_victim(c, set);
@@ -380,8 +385,6 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
             return GCX_FAIL_LINE_ALLOC;
         line = set * c->cfg.ways + (uint32_t)v;
     }
-    if (l1->mshr.n_free == 0)
-        return GCX_FAIL_MSHR_ENTRY;
     int victim_dirty = new_line && c->tag[line] != GCX_TAG_NONE && c->meta[line].dirty;
     uint8_t fetch = new_line || c->meta[line].valid == 0 ? (c->sectors_per_line == 1 ? 1 : need)
                                                          : (uint8_t)(need & ~c->meta[line].valid);
@@ -389,6 +392,8 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
      * and a fetch that stays in the cluster). */
     if (miss_queue_short_for_read(l1) && (victim_dirty || fetch_needs_slot(g, sm, r, gcx_to_32_sectors(fetch, c))))
         return GCX_FAIL_MISS_QUEUE;
+    if (l1->mshr.n_free == 0)
+        return GCX_FAIL_MSHR_ENTRY;
     if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
         gcx_tcache_count_access(tc, 0, 0);
         tc->s.bypasses++;
