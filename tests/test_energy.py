@@ -113,3 +113,19 @@ def test_a_sectored_cache_reads_whole_sectors_of_its_own_size(sector_bytes, unit
     reads = r["l1d_data_reads"]
     assert reads == r["l1d_read_sectors"] == 2 and r["l1d_read_units"] == units * reads
     assert energy.data_units(r.metrics, r.config, "l1d", energy.EnergyParams()) == (units * reads, 0)
+
+
+def test_data_reads_are_the_hits_and_the_requests_a_fill_answers():
+    # Three warps load the same 128 B line: one miss, two merged into its fetch, no hit. The fill
+    # answers all three from the data array, and energy charges three reads of four sectors each;
+    # the counter's documentation says so rather than "hits".
+    from gpucachex import _core
+    from tracebuild import KernelSpec, build, ld, lanes
+
+    cfg = presets.get("gtx480").replace(**{"core.sms": 1, "l1i.size_kb": 0})
+    r = simulate(cfg, build([KernelSpec([[[ld(1, lanes(0x100000))] for _ in range(3)]])]))
+    assert (r["l1d_hits"], r["l1d_misses"], r["l1d_pending_hits"], r["l1d_fills"]) == (0, 3, 2, 1)
+    assert (r["l1d_data_reads"], r["l1d_read_sectors"]) == (3, 12)
+    assert energy.data_units(r.metrics, r.config, "l1d", energy.EnergyParams()) == (12, 0)
+    doc = _core.cache_stat_names()["data_reads"]
+    assert "hits" in doc and "a fill answers" in doc and doc != "data-array reads (hits)"

@@ -140,11 +140,11 @@ void gcx_q_insert_sorted(gcx_queue *q, gcx_req *r, uint64_t t_ready);
     X(read_accesses, "accepted reads")                                                             \
     X(write_accesses, "accepted writes")                                                           \
     X(tag_lookups, "tag array lookups, rejected attempts included")                               \
-    X(data_reads, "data-array reads (hits)")                                                       \
+    X(data_reads, "reads answered from the data array: hits and each request a fill answers")      \
     X(data_writes, "data-array writes by stores")                                                  \
-    X(read_sectors, "32-byte sectors read from the data array")                                    \
+    X(read_sectors, "32-byte sectors read by data_reads")                                          \
     X(write_sectors, "32-byte sectors written by stores")                                          \
-    X(read_units, "data read in 32-byte units of the cache's own sectors (a 64-byte one counts 2)")  \
+    X(read_units, "data_reads in 32-byte units of the cache's own sectors (a 64-byte one counts 2)") \
     X(write_units, "data written by stores, in 32-byte units of the cache's own sectors")         \
     X(fills, "line or sector fills")                                                               \
     X(fill_sectors, "32-byte sectors written by fills")                                            \
