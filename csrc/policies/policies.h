@@ -1,5 +1,6 @@
 /* The registry of replacement policies: one line per policy in registry.c. Adding a policy is
- * one new file here implementing gcx_policy's hooks, one registry line, and its tests. */
+ * one new file here implementing gcx_policy's hooks, its extern below (registry.c needs it), one
+ * registry line, and its tests. */
 #ifndef GCX_POLICIES_H
 #define GCX_POLICIES_H
 
