@@ -127,6 +127,20 @@ def test_the_threshold_stops_at_max_threshold():
     assert uncapped["loscache_threshold_raises"] > 2
 
 
+def test_a_target_above_the_counters_maximum_is_never_reached():
+    # Blocks read 70 times: the predictor's 6-bit count saturates at p = 63. CTA 1's block is gated
+    # at its 63rd read and its 64th is an early gating that raises the threshold to 1; the later
+    # CTAs carry 63 + 1 = 64, which the saturating counter never reaches: their blocks are not gated
+    # (a target capped at 63 would gate each of them early again, with one more raise each).
+    r = simulate(ONE, kernel([70] * 6))
+    assert r["loscache_prediction_sum"] == 63
+    assert (r["l2_gatings"], r["l2_early_gatings"], r["l2_off_hits"]) == (1, 1, 1)
+    assert r["loscache_threshold_raises"] == 1 and r["loscache_threshold_sum"] == 1
+    assert r["dram_reads"] == 6 + 1  # one fill per block, and CTA 1's refill
+    # Every stay had 70 accesses, more than its target (63, then 64): under-predictions.
+    assert (r["l2_correct_predictions"], r["l2_under_predictions"], r["l2_over_predictions"]) == (0, 5, 0)
+
+
 def test_a_prediction_of_one_bypasses_the_l2():
     r = simulate(ONE, kernel([1, 1, 1, 1]))
     assert r["loscache_prediction_sum"] == 1

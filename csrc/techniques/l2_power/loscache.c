@@ -12,7 +12,8 @@
  * and only its table is updated then (the other SMs' predictors keep their priority). Later requests carry p + threshold(PC) of their PC. The
  * 6-bit counter of an L2 line (reset on fill) counts its accesses; the access that brings it to
  * the request's p + threshold is the last: the line is powered off after it (dirty data written
- * back, tag kept). p + threshold = 1 means "do not allocate". A request that matches a kept tag
+ * back, tag kept); a p + threshold above 63 is never reached by the counter, so the line is not
+ * gated. p + threshold = 1 means "do not allocate". A request that matches a kept tag
  * is an early gating: served as a miss, and in adaptive mode it raises its PC's threshold in its
  * SM's table (up to max_threshold). Every L2 line starts OFF and powers on at its first fill.
  *
@@ -36,6 +37,9 @@
 
 #define LOS_COUNT_MAX 63 /* 6-bit saturating counters and predictions */
 #define LOS_MSG_BYTES 8  /* a table-update request (block address) or answer (count): one header */
+/* A request's target p + threshold goes up to LOS_COUNT_MAX + (LOS_COUNT_MAX - 1) (the largest
+ * max_threshold): it must fit the line's uint8_t prediction uncapped. */
+_Static_assert(LOS_COUNT_MAX + LOS_COUNT_MAX - 1 <= UINT8_MAX, "a request's target must fit los_line.pred");
 
 enum { P_TABLE_ENTRIES, P_PERIOD, P_ADAPTIVE, P_MAX_THRESHOLD, P_PRIORITY, P_SCOPE };
 enum { SCOPE_GLOBAL = 0, SCOPE_PER_SM = 1 };
@@ -94,7 +98,8 @@ typedef struct los_line {
     uint32_t pending; /* accesses still to come in the fill being delivered (gating waits for them) */
     uint16_t acc;     /* accesses of the data's stay, early gatings included (measurement) */
     uint8_t cnt;      /* the design's counter: accesses since the fill (6-bit saturating) */
-    uint8_t pred;     /* the stay's prediction (target of its first predicted access); 0: none */
+    uint8_t pred;     /* the stay's prediction (target of its first predicted access, up to
+                       * LOS_COUNT_MAX + max_threshold); 0: none */
     uint8_t flags;    /* LF_* */
 } los_line;
 
@@ -505,8 +510,11 @@ static void los_ldst_request(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
         return;
     r->tech[1] = (int32_t)e;
     if (m->table[e].pred) {
-        uint32_t target = (uint32_t)m->table[e].pred + m->table[e].thr;
-        r->tech[0] = (int32_t)(target < LOS_COUNT_MAX ? target : LOS_COUNT_MAX);
+        /* Not capped at the counter's maximum: a target above 63 (p saturated at 63, or close to it,
+         * plus a raised threshold) is never reached by the 6-bit saturating counter, so the line is
+         * not gated. Capped, raising the threshold of such a PC would change nothing and its lines
+         * would be gated early at every stay. */
+        r->tech[0] = (int32_t)((uint32_t)m->table[e].pred + m->table[e].thr);
         s->n.predicted_requests++;
     }
 }
