@@ -141,6 +141,30 @@ def test_a_target_above_the_counters_maximum_is_never_reached():
     assert (r["l2_correct_predictions"], r["l2_under_predictions"], r["l2_over_predictions"]) == (0, 5, 0)
 
 
+def test_a_stay_is_judged_against_the_target_of_its_latest_predicted_access():
+    # The predictor reads its block twice with PC: p = 2. In CTA 1 (all reads with PC), warp 0 reads
+    # block A three times: gated after 2, its 3rd read is an early gating that raises the threshold
+    # to 1. Warps 1 and 2 each read their block once before that (target 2), then, after a long
+    # wait, B twice more and C once more (target 3). B is gated after its 3rd access and never comes
+    # back: correct against 3 (against its first target, 2, it would be an under-prediction). C has
+    # 2 accesses and stays on to the end: over-predicted against 3 (correct against 2).
+    def wait(n):
+        return [alu(dst=(1,), pc=0x10)] + [alu(dst=(1,), src=(1,), pc=0x10 + 16 * i) for i in range(1, n)]
+
+    def once_then_later(addr, n_after):
+        long_wait = [alu(dst=(3,), src=(3,), pc=0x2000 + 16 * i) for i in range(1500)]
+        later = [ld(4 + j, lanes(addr), src=(3 if j == 0 else 3 + j,), pc=PC) for j in range(n_after)]
+        return wait(10) + [ld(2, lanes(addr), src=(1,), pc=PC)] + long_wait + later
+
+    a, b, c = block(1), block(2), block(3)
+    trace = build([KernelSpec([[reads(block(0), 2), wait(10), wait(10)],
+                               [reads(a, 3), once_then_later(b, 2), once_then_later(c, 1)]])])
+    r = simulate(ONE, trace)
+    assert r["loscache_prediction_sum"] == 2 and r["loscache_threshold_raises"] == 1
+    assert (r["l2_gatings"], r["l2_early_gatings"]) == (2, 1)  # A (then refilled) and B
+    assert (r["l2_correct_predictions"], r["l2_under_predictions"], r["l2_over_predictions"]) == (1, 1, 1)
+
+
 def test_a_prediction_of_one_bypasses_the_l2():
     r = simulate(ONE, kernel([1, 1, 1, 1]))
     assert r["loscache_prediction_sum"] == 1

@@ -22,7 +22,9 @@
  * L2, from its fill to its natural end (eviction, end of run, or a gating whose kept tag is never
  * matched again). An early gating does not end the stay: the refill it causes continues it, so its
  * actual count is every access it received, before and after the early gating. The stay's
- * prediction is the target (p + threshold) carried by its first predicted access; the prediction
+ * prediction is the target (p + threshold) carried by its latest predicted access, the one in force
+ * when the line was gated or the stay ended (a threshold raised during the stay changes the target
+ * later accesses carry; the first access's target did not decide the gating); the prediction
  * is correct when the actual count equals it, an under-prediction when it is larger (a stay with
  * an early gating is one), an over-prediction when smaller (the line stayed on until evicted). Stays no
  * predicted request touched are not predictions. A bypass (prediction 1) is a prediction too. A
@@ -98,7 +100,7 @@ typedef struct los_line {
     uint32_t pending; /* accesses still to come in the fill being delivered (gating waits for them) */
     uint16_t acc;     /* accesses of the data's stay, early gatings included (measurement) */
     uint8_t cnt;      /* the design's counter: accesses since the fill (6-bit saturating) */
-    uint8_t pred;     /* the stay's prediction (target of its first predicted access, up to
+    uint8_t pred;     /* the stay's prediction (target of its latest predicted access, up to
                        * LOS_COUNT_MAX + max_threshold); 0: none */
     uint8_t flags;    /* LF_* */
 } los_line;
@@ -560,8 +562,9 @@ static uint32_t los_line_access(gcx_tech *t, gcx_tcache *c, uint32_t line, const
         L->acc++;
     if (r->tech[0] > 0) {
         s->n.predicted_l2_accesses++;
-        if (!L->pred)
-            L->pred = (uint8_t)r->tech[0];
+        /* The latest target is the one the gating (or its absence) follows: the stay is judged
+         * against it. */
+        L->pred = (uint8_t)r->tech[0];
     }
     return 0; /* a line is powered on while its data is fetched: no wake-up latency */
 }
