@@ -357,6 +357,51 @@ def test_ideal_gating_after_a_prefill_is_on_exactly_while_data_is_live():
     assert r["l2_resid_on"] == r["l2_live_cycles"]
 
 
+def test_a_host_copy_refills_lines_gated_with_their_tag_kept():
+    # Kernel 1: every CTA reads its block twice; CTAs 1-3's blocks are gated after their 2nd read,
+    # tags kept, no data. A host copy over blocks 1-4 before kernel 2 (l2.prefill) must fill those
+    # lines as well as block 4's new one: kernel 2's reads of blocks 1-4 all hit (a kept tag taken
+    # for present data would make them early gatings served from DRAM), as in the baseline.
+    k1 = KernelSpec([[reads(block(c), 2)] for c in range(4)])
+    k2 = KernelSpec([[reads(block(c), 1, pc=0x200)] for c in (1, 2, 3, 4)])
+    trace = build([k1, k2], memcpys=[(1, block(1), 4 * 0x10000)])
+    cfg = ONE.replace(**{"l2.prefill": True})
+    base = simulate(cfg.replace(**{"l2.power": "none"}), trace)
+    r = simulate(cfg, trace)
+    assert (base["l2_hits"], base["l2_misses"], base["dram_reads"]) == (8, 4, 4)
+    assert (r["l2_hits"], r["l2_misses"], r["dram_reads"]) == (8, 4, 4)
+    assert r["l2_early_gatings"] == 0 and r["l2_off_hits"] == 0
+    # Kernel 1's three gatings, and kernel 2's: its predictor (block 1) read its copied line once,
+    # so blocks 2-4 are gated after their one read. Every one was correct.
+    assert r["l2_gatings"] == 6
+    assert (r["l2_correct_predictions"], r["l2_under_predictions"], r["l2_over_predictions"]) == (6, 0, 0)
+    assert r["l2_resid_on"] + r["l2_resid_off"] + r["l2_resid_drowsy"] == r["l2_lines"] * r["cycles"]
+
+
+def test_a_gated_block_the_host_copy_rewrites_does_not_come_back():
+    # One partition of 4 sets x 2 ways. Kernel 1: block B (set 0) is read twice and gated after its
+    # 2nd read (predicted 2), tag kept. A host copy over B refills its line with new data; kernel 2
+    # reads B (a hit), Z1 and Z2 (set 0: B is evicted) and B again, a miss. The data B held in
+    # kernel 1 was replaced by the host's, not needed again: its stay was correct. (Remembered as
+    # "correct unless the block comes back", as when another block takes the kept tag, the miss
+    # would count it as an under-prediction.)
+    cfg = ONE.replace(**{"l2.partitions": 1, "dram.channels": 1, "l2.size_kb": 1.0, "l2.ways": 2,
+                         "l2.prefill": True})
+    b, z1, z2, p = 0x100000, 0x100000 + 512, 0x100000 + 1024, 0x100000 + 128
+
+    def loads(addrs, pc):
+        wait = [alu(dst=(1,), pc=0x10)] + [alu(dst=(1,), src=(1,), pc=0x10 + 16 * i) for i in range(1, 10)]
+        return wait + [ld(2 + j, lanes(a), src=(1 + j,), pc=pc) for j, a in enumerate(addrs)]
+
+    k1 = KernelSpec([[loads([p, p], PC)], [loads([b, b], PC)]])
+    k2 = KernelSpec([[loads([b, z1, z2, b], 0x300)]])
+    r = simulate(cfg, build([k1, k2], memcpys=[(1, b, 128)]))
+    assert (r["l2_hits"], r["l2_misses"]) == (3, 5)  # kernel 2's first read of B hit the copied data
+    assert (r["l2_gatings"], r["l2_early_gatings"]) == (1, 0)
+    assert (r["l2_correct_predictions"], r["l2_under_predictions"], r["l2_over_predictions"]) == (1, 0, 0)
+    assert r["loscache_under_after_tag"] == 0
+
+
 def test_no_prediction_means_baseline_behaviour():
     # A phase that ends at the first access leaves an empty table: nothing is gated, nothing bypassed,
     # and the timing is the baseline's to the cycle (only the power states differ).

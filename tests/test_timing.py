@@ -731,6 +731,27 @@ def test_prefill_from_memcpy_makes_first_reads_hit_in_l2():
     assert warm["cycles"] < cold["cycles"]
 
 
+def test_prefill_fills_the_copied_words_of_a_line_that_holds_some():
+    # Kernel 1 stores one word of X: the L2 allocates X's line holding that word only (lazy, no
+    # fetch). A host copy before kernel 2 (l2.prefill) finds X's line present; as GPGPU-Sim's
+    # tag_array::fill it fills the copied words the line lacks, so kernel 2's full-line loads of X
+    # (and of Y, a line the copy installs) hit.
+    x, y = 0x100000, 0x110000
+    k1 = KernelSpec([[[alu(dst=(1,)), st([x], src=(1,))]]])
+    k2 = KernelSpec([[[alu(dst=(1,)), ld(2, lanes(x), src=(1,)), ld(3, lanes(y), src=(2,))]]])
+    trace = build([k1, k2], memcpys=[(1, x, 2 * 0x10000)])
+    cold = run(trace)
+    warm = run(trace, BASE.replace(**{"l2.prefill": True}))
+    assert (cold["l2_hits"], cold["l2_misses"], cold["dram_reads"]) == (0, 3, 2)
+    assert (warm["l2_hits"], warm["l2_misses"], warm["dram_reads"]) == (2, 1, 0)
+    # With 32-byte L2 sectors, a copy of X's first 64 bytes fills those two sectors of its line
+    # only: a load of them hits, a load of its last sector misses.
+    sectored = BASE.replace(**{"l2.sector_bytes": 32, "l1d.cache_global": False, "l2.prefill": True})
+    k2 = KernelSpec([[[alu(dst=(1,)), ld(2, lanes(x, n=16), src=(1,)), ld(3, lanes(x + 96, n=8), src=(2,))]]])
+    r = run(build([k1, k2], memcpys=[(1, x, 64)]), sectored)
+    assert (r["l2_hits"], r["l2_misses"], r["dram_reads"]) == (1, 2, 1)
+
+
 def test_sectored_l1_fetches_only_the_sectors_it_needs():
     cfg = presets.get("ata").replace(**{"core.sms": 30})
     half = one_warp([ld(1, lanes(0x100000, n=8)), alu(dst=(2,), src=(1,)), ld(3, lanes(0x100000 + 64, n=8)),

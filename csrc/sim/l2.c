@@ -541,6 +541,34 @@ uint64_t gcx_l2_next_event(gcx_gpu *g, uint32_t p)
     return t;
 }
 
+/* The words of line `la` that the copy of [addr, addr + bytes) writes, widened to whole cache
+ * sectors (a line holds whole sectors: on an unsectored L2, the whole line). */
+static uint64_t copied_words(const gcx_cache *c, uint64_t la, uint64_t addr, uint64_t bytes)
+{
+    uint64_t line_bytes = c->cfg.line_bytes, start = la * line_bytes, end = start + line_bytes;
+    uint64_t lo = addr > start ? addr : start, hi = addr + bytes < end ? addr + bytes : end;
+    uint32_t first = (uint32_t)((lo - start) / 4), n = (uint32_t)((hi - start + 3) / 4) - first;
+    uint64_t words = (n >= 64 ? ~0ull : (1ull << n) - 1) << first;
+    return gcx_words_of_sectors(fetch_sectors32(c, words));
+}
+
+/* The copy finds the block's line present: as GPGPU-Sim's tag_array::fill, it fills the copied
+ * words the line lacks (a store wrote only some words; or a power technique switched the data off
+ * and kept the tag). Words it holds keep their state (a dirty word keeps its writeback). A line
+ * that held no data begins a residency now, as a line the copy installs: the power technique
+ * finds it at the kernel's start (filled at `now`). A line being fetched gets its data from the
+ * fetch. */
+static void prefill_present(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t words)
+{
+    gcx_cache *c = &tc->c;
+    if (c->meta[line].reserved || (tc->word_valid[line] & words) == words)
+        return;
+    gcx_tcache_note_new_data(tc, line, g->now);
+    tc->word_valid[line] |= words;
+    c->meta[line].valid |= data_sectors(c, tc->word_valid[line]);
+    g->dram_prefill_lines++;
+}
+
 void gcx_l2_prefill(gcx_gpu *g, uint64_t addr, uint64_t bytes)
 {
     uint32_t line_bytes = (uint32_t)g->cfg.l2_line_bytes;
@@ -552,8 +580,11 @@ void gcx_l2_prefill(gcx_gpu *g, uint64_t addr, uint64_t bytes)
         gcx_cache *c = &tc->c;
         uint32_t set = set_of(g, c, a);
         gcx_tcache_before_lookup(tc, set, g->now);
-        if (gcx_cache_find(c, set, la) >= 0)
+        int way = gcx_cache_find(c, set, la);
+        if (way >= 0) {
+            prefill_present(g, tc, set * c->cfg.ways + (uint32_t)way, copied_words(c, la, addr, bytes));
             continue;
+        }
         int v = gcx_cache_pick_victim(c, set);
         if (v < 0)
             continue;

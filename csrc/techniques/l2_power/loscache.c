@@ -396,14 +396,19 @@ static void los_kernel_start(gcx_tech *t, uint32_t kernel, uint64_t now)
 {
     los_state *s = t->state;
     gcx_gpu *g = t->gpu;
-    /* Lines the L2 prefill (MemcpyHtoD) just filled: power them on, they open a residency. */
+    /* Lines the L2 prefill (MemcpyHtoD) just filled: power them on, they open a residency. A line
+     * gated with its tag kept may have been refilled with its own block: the host rewrote the
+     * data, so the gated stay ends here and its block did not come back (nothing to remember). */
     for (uint32_t p = 0; p < (uint32_t)g->cfg.l2_partitions; p++) {
         gcx_tcache *tc = &g->l2[p].tc;
         for (uint32_t line = 0; line < tc->c.n_lines; line++) {
             if (!has_data(tc, line) || tc->c.meta[line].fill_cycle != now)
                 continue;
             los_line *L = line_of(s, tc, line);
-            end_stay(s, tc, L);
+            if ((L->flags & LF_GATED) && L->block == tc->c.tag[line])
+                close_stay(s, L);
+            else
+                end_stay(s, tc, L);
             L->flags = LF_DATA;
             gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
         }
