@@ -402,6 +402,26 @@ def test_a_gated_block_the_host_copy_rewrites_does_not_come_back():
     assert r["loscache_under_after_tag"] == 0
 
 
+def test_a_gated_block_back_while_another_block_takes_its_kept_tag_is_under_predicted():
+    # One partition of 4 sets x 2 ways; Y, Z and X share set 0. The predictor reads P twice: p = 2.
+    # CTA 1 reads Z (the set's other way), Y twice (gated, tag kept), then X, whose miss takes Y's
+    # way, and Y again while X is still being fetched. Y's data was needed after its gating: an
+    # under-prediction, whether Y comes back before X's data arrives or after it.
+    cfg = ONE.replace(**{"l2.partitions": 1, "dram.channels": 1, "l2.size_kb": 1.0, "l2.ways": 2})
+    y, z, x, p = 0x100000, 0x100000 + 512, 0x100000 + 1024, 0x100000 + 128
+    wait = [alu(dst=(1,), pc=0x10)] + [alu(dst=(1,), src=(1,), pc=0x10 + 16 * i) for i in range(1, 10)]
+    pred = wait + [ld(2, lanes(p), src=(1,), pc=PC), ld(3, lanes(p), src=(2,), pc=PC)]
+    for y_waits_for_x in (False, True):
+        cta1 = wait + [ld(2, lanes(z), src=(1,), pc=0x400), ld(3, lanes(y), src=(2,), pc=PC),
+                       ld(4, lanes(y), src=(3,), pc=PC), ld(5, lanes(x), src=(4,), pc=0x200),
+                       ld(6, lanes(y), src=(5 if y_waits_for_x else 4,), pc=0x300)]
+        r = simulate(cfg, build([KernelSpec([[pred], [cta1]])]))
+        assert (r["l2_gatings"], r["l2_early_gatings"], r["dram_reads"]) == (1, 0, 5)
+        assert (r["l2_correct_predictions"], r["l2_under_predictions"]) == (0, 1), \
+            f"Y back {'after' if y_waits_for_x else 'before'} X's fill"
+        assert r["loscache_under_after_tag"] == 1
+
+
 def test_no_prediction_means_baseline_behaviour():
     # A phase that ends at the first access leaves an empty table: nothing is gated, nothing bypassed,
     # and the timing is the baseline's to the cycle (only the power states differ).

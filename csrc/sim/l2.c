@@ -174,6 +174,16 @@ int gcx_l2_power_off(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t now, in
     return 1;
 }
 
+/* A kept tag with no data behind it (a power technique gated the line) is replaced: the technique
+ * learns it now, not at the new block's fill, so that a request for the gated block in between
+ * already finds the gated stay ended. */
+static void tag_replace(gcx_tcache *tc, uint32_t line, uint64_t now)
+{
+    gcx_tech *pw = tc->power;
+    if (pw->ops && pw->ops->line_tag_replace)
+        pw->ops->line_tag_replace(pw, tc, line, now);
+}
+
 /* Take a line for `r` in set `set`: -1 when every way is reserved. */
 static int take_line(gcx_gpu *g, uint32_t p, uint32_t set, uint64_t now)
 {
@@ -186,6 +196,8 @@ static int take_line(gcx_gpu *g, uint32_t p, uint32_t set, uint64_t now)
     if (c->tag[line] != GCX_TAG_NONE) {
         if (c->meta[line].valid || tc->word_valid[line])
             tc->s.evictions++;
+        else
+            tag_replace(tc, line, now);
         drop(g, p, line, now);
         gcx_cache_invalidate(c, line, NULL, NULL);
     }
@@ -593,7 +605,9 @@ void gcx_l2_prefill(gcx_gpu *g, uint64_t addr, uint64_t bytes)
             /* As GPGPU-Sim's force_tag_access: the victim is replaced without a writeback, but the
              * power technique learns that its data left. */
             gcx_tech *pw = tc->power;
-            if ((c->meta[line].valid || tc->word_valid[line]) && pw->ops && pw->ops->line_evict)
+            if (!c->meta[line].valid && !tc->word_valid[line])
+                tag_replace(tc, line, g->now);
+            else if (pw->ops && pw->ops->line_evict)
                 pw->ops->line_evict(pw, tc, line, g->now);
             gcx_tcache_note_drop(tc, line, g->now);
             tc->word_valid[line] = 0;

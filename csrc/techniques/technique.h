@@ -87,6 +87,9 @@ typedef struct gcx_technique {
     void (*line_fill)(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now);
     /* A line's data is about to be dropped (eviction, invalidation, flush). */
     void (*line_evict)(gcx_tech *t, gcx_tcache *c, uint32_t line, uint64_t now);
+    /* A line that holds no data but a tag the technique kept (it powered the data off) is about to
+     * be taken by another block: the kept tag is lost. line_evict is not called (no data leaves). */
+    void (*line_tag_replace)(gcx_tech *t, gcx_tcache *c, uint32_t line, uint64_t now);
     /* A request matched the kept tag of a line whose data is OFF: it is served as a miss. */
     void (*line_off_hit)(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now);
     /* The L2 partition of `c` accepted a request (hit, miss, merged miss or bypass) that SM `sm` sent

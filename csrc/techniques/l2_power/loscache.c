@@ -625,6 +625,14 @@ static void los_line_evict(gcx_tech *t, gcx_tcache *c, uint32_t line, uint64_t n
         close_stay(s, line_of(s, c, line));
 }
 
+/* Another block takes the line of a gated stay (tag only): the stay ends now, before the new
+ * block's fill, so that the gated block missing again meanwhile finds it in the record. */
+static void los_line_tag_replace(gcx_tech *t, gcx_tcache *c, uint32_t line, uint64_t now)
+{
+    los_state *s = t->state;
+    end_stay(s, c, line_of(s, c, line));
+}
+
 /* A request matched the kept tag of a gated line: an early gating. `refill`: the line is filled
  * again for it (its access is counted then); else it bypasses and the tag stays. */
 static void early_gating(los_state *s, los_line *L, const gcx_req *r, int refill)
@@ -725,6 +733,7 @@ const gcx_technique gcx_tech_l2_power_loscache = {
     .allocate = los_allocate,
     .line_fill = los_line_fill,
     .line_evict = los_line_evict,
+    .line_tag_replace = los_line_tag_replace,
     .line_off_hit = los_line_off_hit,
     .l2_request = los_l2_request,
     .cache_finish = los_cache_finish,
