@@ -106,3 +106,27 @@ def classify_table(opcodes: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     rows = [classify(op) for op in opcodes] or [(0, 0, 0)]
     arr = np.array(rows, dtype=np.uint8).reshape(-1, 3)
     return arr[:, 0].copy(), arr[:, 1].copy(), arr[:, 2].copy()
+
+
+def tables() -> dict:
+    """Every table that decides how opcodes are classified, as plain data (picklable, JSON): what another
+    process needs to read traces and build models as this one does, `register_opcode`'s additions included."""
+    return {"opcodes": {op: [int(c), int(s)] for op, (c, s) in sorted(OPCODE_TABLE.items())},
+            "generic": sorted(GENERIC_OPCODES), "bypass_modifiers": list(BYPASS_MODIFIERS),
+            "strong_bypass_scopes": list(STRONG_BYPASS_SCOPES)}
+
+
+def install_tables(t: dict) -> None:
+    """Classify opcodes as the process that wrote `t` (with `tables`) does: sweep workers get the
+    registrations of the process that runs the sweep this way."""
+    global GENERIC_OPCODES, BYPASS_MODIFIERS, STRONG_BYPASS_SCOPES
+    OPCODE_TABLE.clear()
+    OPCODE_TABLE.update({op: (int(c), int(s)) for op, (c, s) in t["opcodes"].items()})
+    GENERIC_OPCODES = frozenset(t["generic"])
+    BYPASS_MODIFIERS = tuple(t["bypass_modifiers"])
+    STRONG_BYPASS_SCOPES = tuple(t["strong_bypass_scopes"])
+
+
+# The tables as this file defines them: model_version() covers this file's source, so only a change
+# from these (register_opcode, or edits at run time) has to enter a workload's identity.
+BUILT_IN_TABLES = tables()

@@ -26,7 +26,8 @@ configuration are an error: one of them would name no row.
 Each row holds every swept key (rows from sub-grids that do not sweep a key get the configuration's
 value), `workload`, `seed`, `config_key`, `run_key`, `preset`, every metric and energy term of
 `Result.metrics`, and `wall_seconds`. The run key is a digest of the configuration's key, a canonical
-workload identity (``name:size`` for built-in models, a content digest for files and Trace objects),
+workload identity (``name:size`` for built-in models, a content digest for files and Trace objects;
+models and files also carry a digest of the opcode tables when `isa.register_opcode` changed them),
 the seed and `model_version()`: equal on every machine, and new whenever the model's code changes.
 A seed or a workload listed twice, and two different workloads under one name, are errors: their rows
 would be counted twice, or merged, by every mean and plot over the `workload` column.
@@ -254,6 +255,18 @@ def path_digest(path: Path) -> str:
     return _PATH_DIGESTS[stamp]
 
 
+def isa_identity() -> str:
+    """What the opcode tables add to the identity of a workload read or built through them (trace files
+    and built-in models): nothing while they are gpucachex's own (model_version covers isa.py), else
+    "+isa:<digest>" of the tables, so a stored run of a trace read with other classes is not reused."""
+    from gpucachex import isa
+
+    t = isa.tables()
+    if t == isa.BUILT_IN_TABLES:
+        return ""
+    return "+isa:" + hashlib.sha256(json.dumps(t, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def workload_name(workload: Any) -> str:
     """What the `workload` column shows: the name as given, or a Trace's name."""
     if isinstance(workload, Trace):
@@ -265,13 +278,13 @@ def workload_ref(workload: Any) -> tuple[str, str, str]:
     """(kind, how a worker rebuilds it, canonical identity) of a workload; raises for unknown names.
     kind is "name" (a built-in model: rebuilt from ``name:size``), "path" (reloaded from the file) or
     "trace" (an in-memory Trace: shipped to workers)."""
-    if isinstance(workload, Trace):
+    if isinstance(workload, Trace):   # classified already: its columns hold the classes
         ident = "trace:" + trace_digest(workload)
         return "trace", ident, ident
     if isinstance(workload, (str, os.PathLike)):
         path = Path(workload)
         if path.exists():
-            return "path", str(path.resolve()), "file:" + path_digest(path)
+            return "path", str(path.resolve()), "file:" + path_digest(path) + isa_identity()
         from gpucachex import workloads
 
         name, _, size = str(workload).partition(":")
@@ -279,7 +292,8 @@ def workload_ref(workload: Any) -> tuple[str, str, str]:
             size = size or "small"
             if size not in workloads.SIZES:
                 raise ValueError(f"workload {str(workload)!r}: unknown size {size!r} (sizes: {', '.join(workloads.SIZES)})")
-            return "name", f"{name}:{size}", f"{name}:{size}"
+            # A model's kernels are classified through the opcode tables too, as it is built.
+            return "name", f"{name}:{size}", f"{name}:{size}" + isa_identity()
         from gpucachex.sim import unknown_workload
 
         raise unknown_workload(workload)
@@ -408,6 +422,10 @@ class _WorkloadCache:
         self._building: dict[tuple, threading.Lock] = {}
         self.traces: dict[str, Trace] = {}   # in-memory traces shipped to this process, by identity
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
     def get(self, ref: tuple[str, str]) -> Trace:
         kind, spec = ref
         if kind == "trace":
@@ -434,19 +452,46 @@ class _WorkloadCache:
 
 _WORKER_CACHE = _WorkloadCache(2)          # in worker processes (processes executor, Dask workers)
 _WORKER_CONFIGS: dict[str, Config] = {}
+_WORKER_ISA: list[str] = [""]              # the digest of the opcode tables this worker installed last
 
 
-def _init_worker(traces: dict[str, Trace]) -> None:
+def _isa_shipment() -> tuple[str, dict]:
+    """(digest, tables) of this process's opcode tables, for workers to install (`_use_isa`)."""
+    from gpucachex import isa
+
+    t = isa.tables()
+    return hashlib.sha256(json.dumps(t, sort_keys=True).encode()).hexdigest(), t
+
+
+def _use_isa(shipment: tuple[str, dict]) -> None:
+    """Classify opcodes in this worker as the sweeping process does (its `register_opcode` calls are
+    not seen by spawned processes or Dask workers), before any workload is read or built here. A Dask
+    worker serves sweeps of other tables in turn: workloads it kept from those are dropped."""
+    digest, t = shipment
+    if digest != _WORKER_ISA[0]:
+        from gpucachex import isa
+
+        isa.install_tables(t)
+        _WORKER_CACHE.clear()
+        _WORKER_ISA[0] = digest
+
+
+def _init_worker(traces: dict[str, Trace], isa_shipment: tuple[str, dict]) -> None:
+    _use_isa(isa_shipment)
     _WORKER_CACHE.traces.update(traces)
 
 
-def _execute(config, ref: tuple[str, str], seed: int, trace: Trace | None = None, cache: _WorkloadCache | None = None):
+def _execute(config, ref: tuple[str, str], seed: int, trace: Trace | None = None, cache: _WorkloadCache | None = None,
+             isa_shipment: tuple[str, dict] | None = None):
     """Simulate one run where it is executed (a thread, a process, a Dask worker). `config` is a Config
-    or (values, name, key) from another process. Returns ("ok", metrics, wall_seconds) or
-    ("error", message, traceback): errors travel as text, so any executor can report them."""
+    or (values, name, key) from another process; `isa_shipment` the sweeping process's opcode tables,
+    from a Dask client. Returns ("ok", metrics, wall_seconds) or ("error", message, traceback): errors
+    travel as text, so any executor can report them."""
     try:
         from gpucachex.sim import simulate
 
+        if isa_shipment is not None:
+            _use_isa(isa_shipment)
         if not isinstance(config, Config):
             values, name, key = config
             if key not in _WORKER_CONFIGS:
@@ -519,6 +564,7 @@ class _ProcessRunner:
 
     def __init__(self, jobs: int, traces: dict[str, Trace]):
         self.jobs, self.traces = jobs, traces
+        self.isa = _isa_shipment()
         self.window = 2 * jobs
         self.restarts = 0   # pools that broke since a run last finished
         self._start()
@@ -528,7 +574,7 @@ class _ProcessRunner:
         from concurrent.futures import ProcessPoolExecutor
 
         self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_init_worker, initargs=(self.traces,))
+                                        initializer=_init_worker, initargs=(self.traces, self.isa))
 
     def submit(self, p: Point):
         from concurrent.futures.process import BrokenProcessPool
@@ -588,10 +634,12 @@ class _DaskRunner:
         threads = sum(self.client.nthreads().values()) or 1
         self.window = max(2, 2 * threads)
         self.traces = {ident: self.client.scatter(t, hash=False) for ident, t in traces.items()}
+        # With every run, not once per worker: a cluster's workers outlive this sweep, and may join it late.
+        self.isa = self.client.scatter(_isa_shipment(), broadcast=True, hash=False)
 
     def submit(self, p: Point):
         trace = self.traces.get(p.ref[1]) if p.ref[0] == "trace" else None
-        return self.client.submit(_execute, _ship_config(p.config), p.ref, p.seed, trace,
+        return self.client.submit(_execute, _ship_config(p.config), p.ref, p.seed, trace, None, self.isa,
                                   key=f"gpucachex-run-{p.key()}", retries=0)
 
     def wait(self, futures):

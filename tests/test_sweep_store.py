@@ -229,6 +229,33 @@ def test_a_kernelslist_is_keyed_by_the_kernel_files_it_lists(tmp_path):
         points(BASE, None, [folder / "kernelslist.g"])
 
 
+def test_registered_opcodes_are_part_of_a_trace_files_identity_and_reach_worker_processes(tmp_path):
+    # isa.register_opcode changes how a trace file is read: a run stored before is not that run, and
+    # spawned workers (which never see the registration themselves) must read the file the same way.
+    from gpucachex import isa
+
+    body = "".join(f"{16 * (i + 1):04x} ffffffff 1 R2 FFMA 3 R2 R3 R4 0\n" for i in range(8))
+    trace = tmp_path / "ffma.traceg"
+    trace.write_text(KERNEL.format(n=9, body=body))
+    base, store = presets.get("gtx480", **{"core.sms": 1}), tmp_path / "s.sqlite"
+    before = sweep(base, None, [trace], store=store, jobs=1)
+    saved = isa.tables()
+    try:
+        isa.register_opcode("FFMA", "sfu")   # a dependent chain of SFU work is slower than of ALU work
+        direct = simulate(base, trace)["cycles"]
+        threads = sweep(base, None, [trace], store=store, jobs=1)
+        assert threads.attrs["sweep"] == dict(runs=1, stored=0, simulated=1, failed=0)
+        assert threads["cycles"][0] == direct > before["cycles"][0]
+        procs = sweep(base, None, [trace], executor="processes", jobs=1)
+        same_rows(threads, procs)
+    finally:
+        isa.install_tables(saved)
+    # the built-in tables again: the first run's identity, read from the store
+    again = sweep(base, None, [trace], store=store, jobs=1)
+    assert again.attrs["sweep"] == dict(runs=1, stored=1, simulated=0, failed=0)
+    same_rows(before, again)
+
+
 def test_identical_seeds_give_identical_rows():
     grid = {"l1d.ways": [2, 4], "core.scheduler": ["lrr", "gto"]}
     wl = ["bfs:tiny", "hotspot:tiny"]
