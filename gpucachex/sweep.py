@@ -28,7 +28,8 @@ value), `workload`, `seed`, `config_key`, `run_key`, `preset`, every metric and 
 `Result.metrics`, and `wall_seconds`. The run key is a digest of the configuration's key, a canonical
 workload identity (``name:size`` for built-in models, a content digest for files and Trace objects;
 models and files also carry a digest of the opcode tables when `isa.register_opcode` changed them),
-the seed and `model_version()`: equal on every machine, and new whenever the model's code changes.
+the seed and `model_version()`: equal wherever the same build runs, and new whenever the model's code
+(Python, C sources or the compiled extension) changes.
 A seed or a workload listed twice, and two different workloads under one name, are errors: their rows
 would be counted twice, or merged, by every mean and plot over the `workload` column.
 
@@ -194,10 +195,23 @@ _MODEL_VERSION: str | None = None
 _NOT_MODEL = {"cli.py", "plot.py", "sweep.py", "store.py", "reproduce.py", "__main__.py"}
 
 
+def extension_digest() -> str:
+    """A SHA-256 of the compiled C core this process loaded (gpucachex._core): what runs, which the
+    sources in csrc/ need not be (a checkout edited since its last build, an installed package that
+    ships no sources)."""
+    from gpucachex import _core
+
+    h = hashlib.sha256()
+    with open(_core.__file__, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def model_version() -> str:
     """``<gpucachex version>+<digest>``: the digest covers the package's Python sources that compute
-    results and, in a source checkout, the C core's sources (csrc/), so stored runs of another model
-    are never reused."""
+    results, the loaded C extension's bytes (`extension_digest`) and, in a source checkout, the C core's
+    sources (csrc/), so stored runs of another model are never reused. Computed once per process."""
     global _MODEL_VERSION
     if _MODEL_VERSION is None:
         import gpucachex
@@ -210,7 +224,7 @@ def model_version() -> str:
         if csrc.is_dir():
             files += [p for p in csrc.rglob("*") if p.suffix in (".c", ".h")
                       and "tests" not in p.relative_to(csrc).parts]
-        h = hashlib.sha256()
+        h = hashlib.sha256(b"extension\0" + extension_digest().encode() + b"\0")
         for p in sorted(files, key=lambda p: p.relative_to(pkg.parent).as_posix()):
             h.update(p.relative_to(pkg.parent).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
         _MODEL_VERSION = f"{gpucachex.__version__}+{h.hexdigest()[:12]}"

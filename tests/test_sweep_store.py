@@ -1,5 +1,6 @@
 """Sweeps at scale: grid forms, stable run keys, the results store (resume, kill -9, Ctrl-C, concurrent
 writers, failures, export), and the executors (threads, processes, Dask) giving identical rows."""
+import hashlib
 import json
 import os
 import re
@@ -176,6 +177,26 @@ def test_run_keys_are_stable_across_processes_and_distinct():
     assert points(BASE, None, ["bfs"])[0].key() != points(BASE, None, ["bfs:tiny"])[0].key()
     # the key covers the model version
     assert run_key(BASE.key(), "bfs:small", 0, "1.0+a") != run_key(BASE.key(), "bfs:small", 0, "1.0+b")
+
+
+def test_the_model_version_follows_the_loaded_extension(monkeypatch):
+    # The sources in csrc/ are not what runs after an edit without a rebuild, and an installed package
+    # has none: the compiled extension's own bytes must change the version (and so every run key).
+    import importlib
+
+    from gpucachex import _core
+
+    sweep_module = importlib.import_module("gpucachex.sweep")   # the package's `sweep` is the function
+
+    monkeypatch.setattr(sweep_module, "_MODEL_VERSION", None)
+    built = sweep_module.model_version()
+    assert sweep_module.extension_digest() == hashlib.sha256(Path(_core.__file__).read_bytes()).hexdigest()
+    monkeypatch.setattr(sweep_module, "_MODEL_VERSION", None)
+    monkeypatch.setattr(sweep_module, "extension_digest", lambda: "another build")
+    rebuilt = sweep_module.model_version()
+    assert rebuilt != built and rebuilt.split("+")[0] == built.split("+")[0]
+    assert sweep_module.model_version() is rebuilt   # computed once per process
+    assert points(BASE, None, ["bfs:tiny"])[0].key() != run_key(BASE.key(), "bfs:tiny", 0, built)
 
 
 def test_trace_digest_follows_content_not_identity(tmp_path):
