@@ -197,13 +197,17 @@ def derive_metrics(raw: dict[str, Any], config: Config) -> dict[str, float]:
     return m
 
 
-def _run(args, total: int, progress: bool):
+def _run(args, total: int, progress: bool, stop=None):
     """Run the core in a thread (it releases the GIL) while this thread waits, so that Ctrl-C (a
-    KeyboardInterrupt in this thread) stops the run: the core checks a stop flag every cycle. With
-    `progress`, a tqdm bar follows the core's count of issued instructions."""
+    KeyboardInterrupt in this thread) stops the run: the core checks a stop flag every cycle. So does
+    setting `stop` (a threading.Event), from a thread that cannot get this one's Ctrl-C (a sweep's
+    caller, while this runs on its thread pool). With `progress`, a tqdm bar follows the core's count
+    of issued instructions."""
     import threading
 
     counter = np.zeros(2, dtype=np.uint64)  # [instructions issued, stop request]
+    if stop is not None and stop.is_set():
+        counter[1] = 1   # asked to stop before it started: the core stops at its first cycle
     out: dict[str, Any] = {}
 
     def work():
@@ -221,7 +225,9 @@ def _run(args, total: int, progress: bool):
     try:
         thread.start()
         while thread.is_alive():
-            thread.join(0.2)
+            thread.join(0.2 if stop is None else 0.05)
+            if stop is not None and stop.is_set():
+                counter[1] = 1
             if bar is not None:
                 bar.update(int(counter[0]) - bar.n)
         if bar is not None:
@@ -239,7 +245,7 @@ def _run(args, total: int, progress: bool):
 
 
 def simulate(config: Config | str, workload: Trace | str | PathLike, seed: int = 0, *, detail: bool = False,
-             energy: bool = True, progress: bool = False) -> Result:
+             energy: bool = True, progress: bool = False, stop=None) -> Result:
     """Simulate `workload` on the GPU `config` describes.
 
     `config` is a Config or a preset name; `workload` a Trace, a path `load_trace` reads, or a built-in
@@ -248,7 +254,8 @@ def simulate(config: Config | str, workload: Trace | str | PathLike, seed: int =
     result. `seed` drives the run's random choices (random replacement, LoSCache's predictor CTAs,
     ``dram.latency_jitter``). ``detail=True`` also records per-line residencies (`Result.line_residency`);
     ``progress=True`` shows a progress bar (instructions issued) while it runs. Ctrl-C stops a run
-    within a cycle of the model and raises KeyboardInterrupt.
+    within a cycle of the model and raises KeyboardInterrupt; so does setting `stop`, a threading.Event,
+    from another thread (within 50 ms).
     """
     cfg = _resolve_config(config)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64:
@@ -257,6 +264,8 @@ def simulate(config: Config | str, workload: Trace | str | PathLike, seed: int =
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{flag} must be True or False, got {value!r}")
     detail, energy, progress = bool(detail), bool(energy), bool(progress)
+    if stop is not None and not callable(getattr(stop, "is_set", None)):
+        raise TypeError(f"stop must be a threading.Event (or None), got {type(stop).__name__}")
     trace = resolve_workload(workload)
     trace.validate()
     if not trace.kernels:
@@ -264,7 +273,7 @@ def simulate(config: Config | str, workload: Trace | str | PathLike, seed: int =
     t0 = time.perf_counter()
     memcpys = [tuple(int(v) for v in m) for m in trace.memcpys]  # validated: three integers each
     args = (cfg.to_dict(), _kernel_dicts(trace), memcpys, int(seed), detail)
-    raw = _run(args, trace.summary()["warp_insts"] if progress else 0, progress)
+    raw = _run(args, trace.summary()["warp_insts"] if progress else 0, progress, stop)
     wall = time.perf_counter() - t0
     metrics = derive_metrics(raw, cfg)
     result = Result(cfg, trace.name or trace.source or "trace", int(seed), metrics, raw, wall)

@@ -496,11 +496,14 @@ def _init_worker(traces: dict[str, Trace], isa_shipment: tuple[str, dict]) -> No
 
 
 def _execute(config, ref: tuple[str, str], seed: int, trace: Trace | None = None, cache: _WorkloadCache | None = None,
-             isa_shipment: tuple[str, dict] | None = None):
+             isa_shipment: tuple[str, dict] | None = None, stop: threading.Event | None = None):
     """Simulate one run where it is executed (a thread, a process, a Dask worker). `config` is a Config
     or (values, name, key) from another process; `isa_shipment` the sweeping process's opcode tables,
-    from a Dask client. Returns ("ok", metrics, wall_seconds) or ("error", message, traceback): errors
-    travel as text, so any executor can report them."""
+    from a Dask client; `stop` stops the run (KeyboardInterrupt) when set. Returns ("ok", metrics,
+    wall_seconds) or ("error", message, traceback): errors travel as text, so any executor can report
+    them."""
+    if stop is not None and stop.is_set():   # the sweep was stopped while this run waited
+        raise KeyboardInterrupt
     try:
         from gpucachex.sim import simulate
 
@@ -515,7 +518,7 @@ def _execute(config, ref: tuple[str, str], seed: int, trace: Trace | None = None
             config = _WORKER_CONFIGS[key]
         if trace is None:
             trace = (cache or _WORKER_CACHE).get(tuple(ref))
-        result = simulate(config, trace, seed=seed)
+        result = simulate(config, trace, seed=seed, stop=stop)
         return "ok", {k: clean_value(v) for k, v in result.metrics.items()}, float(result.wall_seconds)
     except Exception as exc:  # reported per run; the sweep goes on with the others
         return "error", f"{type(exc).__name__}: {exc}", traceback.format_exc()
@@ -551,17 +554,26 @@ class _ThreadRunner:
         self.window = 2 * jobs
         self.cache = _WorkloadCache(jobs + 1)
         self.pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="gpucachex-sweep")
+        # Ctrl-C reaches only the sweep's own thread, never the pool's: they stop their runs when it is set.
+        self.stopping = threading.Event()
 
     def submit(self, p: Point):
         trace = p.workload if isinstance(p.workload, Trace) else None
-        return self.pool.submit(_execute, p.config, p.ref, p.seed, trace, self.cache)
+        return self.pool.submit(_execute, p.config, p.ref, p.seed, trace, self.cache, None, self.stopping)
 
     def wait(self, futures):
         from concurrent.futures import FIRST_COMPLETED, wait
 
         return wait(futures, return_when=FIRST_COMPLETED).done
 
+    def stop(self, futures) -> None:
+        """Stop the runs in flight (each within a few cycles of the model) and wait until they ended."""
+        self.stopping.set()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
     def close(self, cancel: bool = False) -> None:
+        if cancel:
+            self.stopping.set()
         self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
 
 
@@ -612,6 +624,10 @@ class _ProcessRunner:
             self.restarts = 0
         return done
 
+    def stop(self, futures) -> None:
+        """Drop the queued runs; the workers' own Ctrl-C (the terminal's process group) stops theirs."""
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
     def close(self, cancel: bool = False) -> None:
         self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
 
@@ -661,6 +677,10 @@ class _DaskRunner:
 
         return set(distributed.wait(list(futures), return_when="FIRST_COMPLETED").done)
 
+    def stop(self, futures) -> None:
+        """Cancel the runs not finished yet (a finished one keeps its result until it is read)."""
+        self.client.cancel([f for f in futures if not f.done()])
+
     def close(self, cancel: bool = False) -> None:
         try:
             self.client.close()
@@ -685,40 +705,62 @@ def _cpu_count() -> int:
 
 # ---- the sweep ------------------------------------------------------------------------------------
 
+def _record(p: Point, outcome: tuple[str, Any, Any], store, results: dict, failures: list) -> None:
+    status, a, b = outcome
+    if status == "ok":
+        results[p.key()] = (a, b)
+        if store is not None:
+            store.put(p.info(), p.config, a, b)
+    else:
+        failures.append((p, a, b))
+        if store is not None:
+            store.put_failure(p.info(), a, b)
+
+
 def _dispatch(runner, pending: collections.deque, store, results: dict, failures: list, bar) -> int:
     """Run the pending points, at most `runner.window` at a time, committing each result to the store as
     it arrives. Returns how many runs another sweep stored meanwhile (read instead of simulated)."""
     found = 0
     inflight: dict[Any, Point] = {}
-    while pending or inflight:
-        while pending and len(inflight) < runner.window:
-            p = pending.popleft()
-            if store is not None and p.key() in store:   # another sweep finished it meanwhile
-                results[p.key()] = store.get(p.key())
-                found += 1
+    try:
+        while pending or inflight:
+            while pending and len(inflight) < runner.window:
+                p = pending.popleft()
+                if store is not None and p.key() in store:   # another sweep finished it meanwhile
+                    results[p.key()] = store.get(p.key())
+                    found += 1
+                    if bar is not None:
+                        bar.update(1)
+                    continue
+                inflight[runner.submit(p)] = p
+            if not inflight:
+                break
+            for fut in runner.wait(inflight):
+                p = inflight.pop(fut)
+                try:
+                    outcome = fut.result()
+                except Exception as exc:  # the worker died (BrokenProcessPool, KilledWorker, ...)
+                    hint = f" ({_ProcessRunner.BROKEN_HINT})" if type(exc).__name__ == "BrokenProcessPool" else ""
+                    outcome = "error", f"{type(exc).__name__}: {exc}{hint}", traceback.format_exc()
+                _record(p, outcome, store, results, failures)
                 if bar is not None:
                     bar.update(1)
-                continue
-            inflight[runner.submit(p)] = p
-        if not inflight:
-            break
-        for fut in runner.wait(inflight):
-            p = inflight.pop(fut)
-            try:
-                status, a, b = fut.result()
-            except Exception as exc:  # the worker died (BrokenProcessPool, KilledWorker, ...)
-                hint = f" ({_ProcessRunner.BROKEN_HINT})" if type(exc).__name__ == "BrokenProcessPool" else ""
-                status, a, b = "error", f"{type(exc).__name__}: {exc}{hint}", traceback.format_exc()
-            if status == "ok":
-                results[p.key()] = (a, b)
-                if store is not None:
-                    store.put(p.info(), p.config, a, b)
-            else:
-                failures.append((p, a, b))
-                if store is not None:
-                    store.put_failure(p.info(), a, b)
-            if bar is not None:
-                bar.update(1)
+    except BaseException:
+        # Ctrl-C (or an error here): stop the runs in flight rather than let them simulate on unseen, and
+        # keep those that finished before they were read, which nothing would commit later.
+        runner.stop(list(inflight))
+        try:
+            for fut, p in inflight.items():
+                if not fut.done() or fut.cancelled():
+                    continue
+                try:
+                    outcome = fut.result()
+                except BaseException:  # stopped halfway (KeyboardInterrupt), or its worker died: not a result
+                    continue
+                _record(p, outcome, store, results, failures)
+        except Exception:  # best effort (the store may be what failed): the error that stopped the sweep is raised
+            pass
+        raise
     return found
 
 

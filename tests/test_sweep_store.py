@@ -422,6 +422,33 @@ def test_failed_runs_are_recorded_never_stored_and_retried(tmp_path):
     assert [f["workload"] for f in skipped.attrs["failures"]] == [str(bad)] * 2
 
 
+def test_ctrl_c_stops_the_runs_in_flight_and_keeps_the_finished_ones(tmp_path, monkeypatch):
+    # Ctrl-C reaches only the sweep's thread: the pool's threads must be told to stop their runs (or
+    # they simulate on, unseen, and the interpreter waits for them), and a run that finished but was not
+    # read yet must still be committed.
+    import importlib
+    import threading
+
+    sweep_module = importlib.import_module("gpucachex.sweep")   # the package's `sweep` is the function
+    slow = workloads.make("bfs", "small")
+    slow.kernels = slow.kernels * 40   # tens of seconds of simulation, were it not stopped
+    slow.name = "bfs_40_times"
+    wait = sweep_module._ThreadRunner.wait
+
+    def interrupted(self, futures):
+        wait(self, futures)   # the quick run finished ...
+        raise KeyboardInterrupt   # ... and Ctrl-C arrives before the sweep reads it
+
+    monkeypatch.setattr(sweep_module._ThreadRunner, "wait", interrupted)
+    path = tmp_path / "s.sqlite"
+    with pytest.raises(KeyboardInterrupt):
+        sweep(BASE, None, ["vectoradd:tiny", slow], store=path, jobs=2)
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("gpucachex-sweep")]
+    with ResultsStore(path) as store:
+        assert list(store.results()["workload"]) == ["vectoradd:tiny"]
+        assert len(store.failures()) == 0   # a stopped run is no failure: the next sweep simply runs it
+
+
 KILL_SCRIPT = """
 import sys
 from gpucachex import presets
