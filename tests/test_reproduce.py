@@ -165,6 +165,20 @@ def test_cli_sweep_reports_store_errors_without_a_traceback(registry, tmp_path, 
      "['l1d.hit_latency'] both fixed in [set] and swept in [grid]"),
     ([('size = "tiny"', 'size = "tiny"\ngrid = { "l1d.hit_latency" = [20] }')],
      "with its [quick] table: ['l1d.hit_latency'] both fixed in [set] and swept in [grid]"),
+    # every form of grid, short and full key names, and [set] nested by section
+    ([('[grid]\n"l1d.ways" = [2, 4]\n', '[[grid]]\n"l1d.ways" = [2, 4]\n"l1d.hit_latency" = [20, 28]\n')],
+     "['l1d.hit_latency'] both fixed in [set] and swept in [grid]"),
+    ([('[grid]\n"l1d.ways" = [2, 4]\n', '[grid.zip]\n"l1d.ways" = [2, 4]\n"l1d.hit_latency" = [20, 28]\n')],
+     "['l1d.hit_latency'] both fixed in [set] and swept in [grid]"),
+    ([('"l1d.ways" = [2, 4]\n', '"l1d.ways" = [2, 4]\n[[grid.when]]\nif = { "l1d.ways" = 4 }\n'
+                                 'grid = { "l1d.hit_latency" = [20, 28] }\n')],
+     "['l1d.hit_latency'] both fixed in [set] and swept in [grid]"),
+    ([('"l1d.hit_latency" = 24', '"loscache.prediction_period" = 50'),
+      ('"l1d.ways" = [2, 4]', '"l1d.ways" = [2, 4]\n"l2.loscache.prediction_period" = [100, 200]')],
+     "['l2.loscache.prediction_period'] both fixed in [set] and swept in [grid]"),
+    ([('[set]\n"l1d.hit_latency" = 24\n', '[set.l1d]\nhit_latency = 24\n'),
+      ('"l1d.ways" = [2, 4]', '"l1d.ways" = [2, 4]\n"l1d.hit_latency" = [20, 28]')],
+     "['l1d.hit_latency'] both fixed in [set] and swept in [grid]"),
 ])
 def test_sweep_spec_types_are_checked_before_any_run(registry, tmp_path, capsys, edits, message):
     """A spec value of the wrong type is refused by name before anything runs, in the full and the quick

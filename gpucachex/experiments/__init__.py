@@ -105,9 +105,25 @@ def load_spec(name_or_path: str | Path, quick: bool = False) -> dict[str, Any]:
     return spec
 
 
+def _fixed_and_swept(fixed: dict[str, Any], grid) -> list[str]:
+    """The configuration keys both fixed in `fixed` ([set], nested tables too) and swept by `grid` (in
+    any form: [grid], [[grid]], [grid.zip], [[grid.when]]), by full name, so that a short name in one
+    and the full one in the other are one key. A key or grid that is bad in itself is left to the
+    sweep, which names it (with the spec's file)."""
+    from gpucachex.config import _flat_items, resolve_key
+    from gpucachex.sweep import LABEL, expand_grid
+
+    try:
+        fixed_keys = {resolve_key(k) for k, _ in _flat_items(fixed)}
+        swept = {resolve_key(k) for point in expand_grid(grid or None) for k in point if k != LABEL}
+    except (KeyError, ValueError, TypeError):
+        return []
+    return sorted(fixed_keys & swept)
+
+
 def _check_spec_types(spec: dict[str, Any], where: str) -> None:
     """Each key of a spec (or of its [quick] table) has the TOML type it needs, and no key is both fixed
-    in [set] and swept in a flat [grid] (the grid's values would silently replace the fixed one)."""
+    in [set] and swept in [grid] (the grid's values would silently replace the fixed one)."""
     def fail(key: str, want: str) -> None:
         raise ValueError(f"{where}: '{key}' must be {want}, got {spec[key]!r}")
 
@@ -132,8 +148,8 @@ def _check_spec_types(spec: dict[str, Any], where: str) -> None:
     if grid is not None and not (isinstance(grid, dict)
                                  or (isinstance(grid, list) and all(isinstance(g, dict) for g in grid))):
         fail("grid", "a table of swept keys, or a list of such tables ([[grid]])")
-    if isinstance(spec.get("set"), dict) and isinstance(grid, dict):
-        both = sorted(set(spec["set"]) & set(grid))
+    if isinstance(spec.get("set"), dict) and grid is not None:
+        both = _fixed_and_swept(spec["set"], grid)
         if both:
             raise ValueError(f"{where}: {both} both fixed in [set] and swept in [grid]; keep each key in one")
 
