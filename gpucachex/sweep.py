@@ -13,7 +13,8 @@ Grids (`expand_grid`):
 - ``{"l2.power": ["none", "loscache"], "when": [{"if": {"l2.power": "loscache"},
   "grid": {"l2.loscache.prediction_period": [50, 100]}}]}``: a conditional grid: points that match
   ``if`` (a value, or a list of accepted values, per swept key) are multiplied by ``grid``; the others
-  are kept once (3 points here).
+  are kept once (3 points here). An ``if`` value its key cannot take, or one that matches no point,
+  is an error (its sub-grid would vanish without a word).
 - ``[{...}, {...}]``: a list of sub-grids, each expanded as above, concatenated; in a sub-grid a single
   value means that value (so a list of ``{key: value}`` points works too).
 - ``"label"`` is not a configuration key but a column: name points (``{"zip": {"label": ["base",
@@ -119,6 +120,28 @@ def _matches(point: Mapping[str, Any], condition: Mapping[str, Any]) -> bool:
     return True
 
 
+def _condition(rule: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A rule's `if` with each value of a configuration key in the key's canonical form (8.0 is 8), so
+    that it compares with the grid's values; a value the key cannot take ("LoSCache", "8" for an
+    integer) could match no point, and is an error naming it."""
+    from gpucachex.config import schema
+
+    out = {}
+    for key, accepted in rule["if"].items():
+        try:
+            spec = schema()[resolve_key(key)]
+        except KeyError:   # not a configuration key (a label, or a grid expanded without a schema)
+            out[key] = accepted
+            continue
+        values = list(accepted) if _is_values(accepted) else [accepted]
+        try:
+            coerced = [spec.coerce(_plain(v)) for v in values]
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: 'if' value {accepted!r} of {key!r} can never match: {exc}") from None
+        out[key] = coerced if _is_values(accepted) else coerced[0]
+    return out
+
+
 def _expand_mapping(grid: Mapping[str, Any], where: str, scalars: bool) -> list[dict[str, Any]]:
     axes: list[list[dict[str, Any]]] = []
     rules = []
@@ -157,7 +180,13 @@ def _expand_mapping(grid: Mapping[str, Any], where: str, scalars: bool) -> list[
         if clash:
             raise ValueError(f"{where}.when[{i}].grid sweeps {clash}, which the grid already sweeps")
         swept += [k for q in sub_points for k in q if k not in swept]
-        points = [dict(p, **q) for p in points for q in (sub_points if _matches(p, rule["if"]) else [{}])]
+        condition = _condition(rule, f"{where}.when[{i}]")
+        matched = [_matches(p, condition) for p in points]
+        if not any(matched):   # its sub-grid would be dropped without a word
+            values = {k: list(dict.fromkeys(p.get(k) for p in points)) for k in condition}
+            raise ValueError(f"{where}.when[{i}]: 'if' {dict(rule['if'])} matches no point of the grid "
+                             f"(its values: {values})")
+        points = [dict(p, **q) for p, hit in zip(points, matched) for q in (sub_points if hit else [{}])]
     return points
 
 

@@ -59,6 +59,14 @@ def test_zip_conditional_and_list_grids():
         {"a": 1}, {"a": 2}, {"a": 3, "label": "three"}]
 
 
+def test_when_values_are_compared_in_the_keys_canonical_form():
+    # 8.0 is the integer 8 and 1 the boolean true, as configurations take them
+    grid = {"l1d.ways": [4, 8], "l1d.dwl": [False, True],
+            "when": [{"if": {"l1d.ways": 8.0, "l1d.dwl": 1}, "grid": {"l1d.policy": ["lru", "fifo"]}}]}
+    assert expand_grid(grid)[3:] == [{"l1d.ways": 8, "l1d.dwl": True, "l1d.policy": "lru"},
+                                     {"l1d.ways": 8, "l1d.dwl": True, "l1d.policy": "fifo"}]
+
+
 def test_points_of_one_configuration_are_one_run_and_one_row():
     """Sub-grids sharing a point (gtx480 has 4 L1D and 8 L2 ways), and values equal once configured."""
     df = sweep(BASE, [{"l1d.ways": [4, 8]}, {"l2.ways": [8, 16]}], ["vectoradd:tiny"], jobs=1)
@@ -82,6 +90,15 @@ def test_points_of_one_configuration_are_one_run_and_one_row():
     ({"a": [1], "when": [{"if": {"b": 1}, "grid": {"c": [1]}}]}, ValueError, r"'if' names \['b'\]"),
     ({"a": [1], "when": [{"if": {"a": 1}}]}, ValueError, "each rule is"),
     ({"a": [1], "when": [{"if": {"a": 1}, "grid": {"a": [2]}}]}, ValueError, "already sweeps"),
+    # an 'if' that matches no point would drop its sub-grid without a word: a value the key cannot take,
+    # or one the grid does not sweep
+    ({"l2.power": ["none", "loscache"], "when": [{"if": {"l2.power": "LoSCache"}, "grid": {"l2.ways": [8]}}]},
+     ValueError, r"grid.when\[0\]: 'if' value 'LoSCache' of 'l2.power' can never match: l2.power must be one of"),
+    ({"l1d.ways": [4, 8], "when": [{"if": {"l1d.ways": "8"}, "grid": {"l1d.policy": ["fifo"]}}]},
+     ValueError, r"'if' value '8' of 'l1d.ways' can never match: l1d.ways must be a number"),
+    ({"l1d.ways": [4, 8], "when": [{"if": {"l1d.ways": [16, 32]}, "grid": {"l1d.policy": ["fifo"]}}]}, ValueError,
+     r"grid.when\[0\]: 'if' \{'l1d.ways': \[16, 32\]\} matches no point of the grid \(its values: \{'l1d.ways': \[4, 8\]\}\)"),
+    ({"a": [1, 2], "when": [{"if": {"a": 3}, "grid": {"b": [1]}}]}, ValueError, "matches no point"),
     ([{"a": 1}, 5], TypeError, r"grid\[1\] must be a mapping"),
     ([], ValueError, r"empty list of sub-grids, which has no point; give None"),
     ("l1d.ways", TypeError, "a grid is a mapping"),
