@@ -251,3 +251,18 @@ def test_cli_sweep_errors(registry, tmp_path, capsys):
     assert "4 runs: 0 from the store" in captured.out and "2 failed" in captured.out
     assert "failed: " + str(broken) in captured.err
     assert len(pd.read_csv(tmp_path / "o" / "bad.csv")) == 2
+
+
+def test_a_spec_of_one_model_at_two_sizes_keeps_the_sizes_apart(tmp_path):
+    """The workload column shows models by name while they all run at the spec's size (as the papers'
+    figures name them), and name:size once a model runs at another: bfs:tiny and bfs:small rows would
+    otherwise look like two seeds of one workload."""
+    spec = tmp_path / "sizes.toml"
+    ctx = experiments.Context(out_dir=tmp_path / "out", sweep_options={"progress": False})
+    spec.write_text('preset = "gtx480"\nworkloads = ["vectoradd:tiny", "vectoradd:small"]\nsize = "tiny"\n')
+    assert list(ctx.sweep(str(spec))["workload"]) == ["vectoradd:tiny", "vectoradd:small"]
+    assert list(pd.read_csv(tmp_path / "out" / "sizes.csv")["workload"]) == ["vectoradd:tiny", "vectoradd:small"]
+    assert experiments.workload_classes(["vectoradd:tiny", "a/trace"]) == [
+        experiments.workload_classes(["vectoradd"])[0], ""]
+    spec.write_text('preset = "gtx480"\nworkloads = ["vectoradd", "bfs:tiny"]\nsize = "tiny"\n')
+    assert list(ctx.sweep(str(spec))["workload"]) == ["vectoradd", "bfs"]

@@ -35,11 +35,13 @@ def by_workload(frame, column: str, value):
 
 
 def workload_classes(names) -> list[str]:
-    """The class of each built-in workload model named in `names` ("" for anything else, e.g. a trace)."""
+    """The class of each built-in workload model named in `names` (``bfs`` or ``bfs:tiny``; "" for
+    anything else, e.g. a trace)."""
     from gpucachex import workloads
 
     known = set(workloads.names())
-    return [workloads.info(w)["class"] if w in known else "" for w in names]
+    bare = [str(w).partition(":")[0] for w in names]
+    return [workloads.info(w)["class"] if w in known else "" for w in bare]
 
 
 # Explicit list: name -> module (gpucachex.experiments.<module>). `gpucachex reproduce --only` takes names.
@@ -163,6 +165,19 @@ def spec_workloads(spec: dict[str, Any]) -> list[str]:
     return out
 
 
+def workload_labels(spec: dict[str, Any], names: list[str]) -> dict[str, str]:
+    """What the `workload` column shows for each of a spec's workloads (`spec_workloads`): a built-in
+    model's bare name while every model runs at the spec's size, as the papers name them; else
+    ``name:size`` for every model, so that the rows of one model at two sizes stay apart. Paths are
+    kept as given."""
+    from gpucachex import workloads
+
+    models = {w: w.partition(":") for w in names
+              if not Path(w).exists() and w.partition(":")[0] in workloads.names()}
+    one_size = all(size == spec["size"] for _, _, size in models.values())
+    return {w: models[w][0] if w in models and one_size else w for w in names}
+
+
 @dataclass
 class Output:
     kind: str          # "figure" or "table"
@@ -198,14 +213,15 @@ class Context:
             grid = dict(grid, **grid_override)
         options = dict(self.sweep_options)
         options.setdefault("desc", spec["name"])
+        names = spec_workloads(spec)
         try:  # a bad preset, [set], grid, workload or seed fails before any run: named by the spec's file
             base = presets.get(spec["preset"], **spec["set"])
-            frame = sweep(base, grid, spec_workloads(spec), seeds=spec["seeds"], jobs=self.jobs, **options)
+            frame = sweep(base, grid, names, seeds=spec["seeds"], jobs=self.jobs, **options)
         except (KeyError, ValueError, TypeError) as exc:   # failed runs are a SweepError (a RuntimeError)
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
             raise type(exc)(f"{spec['path']}: {message}") from None
         if "workload" in frame.columns:
-            frame["workload"] = frame["workload"].str.split(":").str[0]
+            frame["workload"] = frame["workload"].map(workload_labels(spec, names))
         self.table(frame, spec["name"], spec.get("title", spec["name"]))
         return frame
 

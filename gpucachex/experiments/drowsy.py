@@ -48,7 +48,7 @@ def run_spec(ctx, name: str, points: dict[str, dict] | None = None, variants: di
     spec's grid, and a `point` column names each row's; `variants` ({suffix: EnergyParams fields})
     add energy columns <column>@<suffix> under other energy parameters (no extra simulation)."""
     from gpucachex import presets
-    from gpucachex.experiments import spec_workloads
+    from gpucachex.experiments import spec_workloads, workload_labels
     from gpucachex.sweep import points as sweep_points, sweep
 
     spec = ctx.spec(name)
@@ -59,7 +59,8 @@ def run_spec(ctx, name: str, points: dict[str, dict] | None = None, variants: di
     frame = sweep(base, grid, workloads, seeds=spec["seeds"], jobs=ctx.jobs, **ctx.sweep_options)
     config_of = {p.key(): p.config for p in sweep_points(base, grid, workloads, spec["seeds"])}
     by_path = {path: trace for trace, path in traces.items()}
-    frame["workload"] = [by_path.get(w, w.split(":")[0]) for w in frame["workload"]]
+    labels = workload_labels(spec, spec_workloads(spec))
+    frame["workload"] = [by_path.get(w) or labels[w] for w in frame["workload"]]
     if points is not None:
         label_of = {base.replace(**p).key(): label for label, p in points.items()}
         frame["point"] = frame["config_key"].map(label_of)
