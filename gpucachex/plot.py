@@ -33,7 +33,8 @@ def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None
                     ax=None):
     """Grouped bars of `metric` per `by` value (one bar per `hue` value), with a final group for the
     mean over workloads (arithmetic, or geometric with mean="geo"). A bar is the mean of its rows
-    (e.g. over seeds); `spread` draws a whisker from their smallest to their largest value."""
+    (e.g. over seeds); `spread` draws a whisker from their smallest to their largest value. The mean
+    covers the `by` values every hue has a value for; it warns naming the others."""
     import pandas as pd
 
     _require(frame, metric, by, hue)
@@ -47,7 +48,18 @@ def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None
         rows = (frame if h is None else frame[frame[hue] == h]).groupby(by)[metric]
         table[str(h)] = rows.mean().reindex(groups)
         low[str(h)], high[str(h)] = rows.min().reindex(groups), rows.max().reindex(groups)
-    avg = table.apply(lambda c: float(np.exp(np.log(c.dropna()).mean())) if mean == "geo" else float(c.mean()))
+    # Every mean bar over the same groups: a group some hue lacks (a failed run, a NaN metric) would
+    # otherwise leave only that hue's mean, and bars that average different workloads side by side.
+    complete = table.notna().all(axis=1)
+    if not complete.all():
+        import warnings
+
+        dropped = [str(g) for g in table.index[~complete]]
+        warnings.warn(f"normalized_bars: the {'geometric ' if mean == 'geo' else ''}mean of {metric!r} leaves out "
+                      f"{', '.join(dropped)}, where {'some ' + repr(hue) + ' value has' if hue else 'there is'} "
+                      f"no value, so that every bar averages the same {by} values", stacklevel=2)
+    common = table[complete]
+    avg = common.apply(lambda c: float(np.exp(np.log(c).mean())) if mean == "geo" else float(c.mean()))
     table.loc["mean" if mean != "geo" else "geomean"] = avg
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(max(6, 0.5 * len(table) + 2), 3.2))
     width = 0.8 / len(table.columns)

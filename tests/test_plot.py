@@ -70,6 +70,19 @@ def test_normalized_bars_are_means_and_whiskers_span_the_rows():
     assert not [c for c in plot.normalized_bars(frame, "ipc", hue="org").axes[0].collections if c.get_segments()]
 
 
+@pytest.mark.parametrize("mean", ["arith", "geo"])
+def test_every_mean_bar_averages_the_same_workloads(mean):
+    # y has no run of b (it failed, and errors="skip" left it out) and a NaN for c: the means of x and
+    # y are both over a alone, not x's over a, b and c beside y's over a.
+    frame = pd.DataFrame({"workload": ["a", "b", "c", "a", "c"], "org": ["x", "x", "x", "y", "y"],
+                          "ipc": [2.0, 8.0, 4.0, 1.0, np.nan]})
+    with pytest.warns(UserWarning, match=r"mean of 'ipc' leaves out b, c, where some 'org' value has no value"):
+        fig = plot.normalized_bars(frame, "ipc", hue="org", mean=mean)
+    heights = [p.get_height() for p in fig.axes[0].patches]
+    assert heights[3] == pytest.approx(2.0) and heights[7] == pytest.approx(1.0)   # x's mean, y's mean
+    assert fig.axes[0].get_xticklabels()[3].get_text() == ("geomean" if mean == "geo" else "mean")
+
+
 def test_save_writes_png_and_pdf(tmp_path):
     fig = plot.lines(pd.DataFrame({"x": [1, 2], "y": [3, 4], "workload": ["a", "a"]}), "x", "y")
     paths = plot.save(fig, tmp_path / "sub" / "fig")
