@@ -323,6 +323,13 @@ def _sweep_options(args) -> dict:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CliError(f"--out {out}: cannot create the folder ({exc.strerror})") from None
+    try:  # an existing folder this process may not write (another user's, a read-only mount) fails the same
+        import tempfile
+
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        raise CliError(f"--out {out}: cannot write in the folder ({exc.strerror})") from None
     options = {"executor": "local" if args.executor == "threads" else args.executor, "progress": not args.no_progress}
     if args.address:
         from gpucachex.sweep import connect_dask

@@ -82,13 +82,13 @@ def reproduce(out_dir: str | os.PathLike, *, quick: bool = False, only: Sequence
         start = time.perf_counter()
         try:
             module.run(ctx)
+            run.page = _copy_page(name, run.folder)   # its folder may be unusable too: this experiment's failure
         except Exception as exc:  # one broken experiment must not cost the others' figures
             run.error = f"{type(exc).__name__}: {exc}"
             run.traceback = traceback.format_exc()
             print(f"[{i}/{len(names)}] {name}: FAILED: {run.error}", file=log, flush=True)
         run.seconds = time.perf_counter() - start
         run.outputs = list(ctx.outputs)
-        run.page = _copy_page(name, run.folder)
         if run.error is None:
             figures = sum(o.kind == "figure" for o in run.outputs)
             tables = len(run.outputs) - figures

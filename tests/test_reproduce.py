@@ -1,6 +1,7 @@
 """`gpucachex reproduce` and `gpucachex sweep` on experiments of the tests' own (registered by a fixture),
 so they do not depend on the papers' modules: folders, figures, CSVs, the index page, --only, failures,
 and resuming from the store."""
+import os
 import re
 import sys
 import types
@@ -266,3 +267,36 @@ def test_a_spec_of_one_model_at_two_sizes_keeps_the_sizes_apart(tmp_path):
         experiments.workload_classes(["vectoradd"])[0], ""]
     spec.write_text('preset = "gtx480"\nworkloads = ["vectoradd", "bfs:tiny"]\nsize = "tiny"\n')
     assert list(ctx.sweep(str(spec))["workload"]) == ["vectoradd", "bfs"]
+
+
+def test_an_existing_out_folder_that_cannot_be_written_stops_before_any_run(registry, tmp_path, capsys):
+    """Not after every run was simulated (sweep --no-store), nor as a traceback (reproduce)."""
+    out = tmp_path / "read_only"
+    out.mkdir()
+    out.chmod(0o555)
+    try:
+        if os.access(out, os.W_OK):
+            pytest.skip("this user writes in read-only folders (root): chmod cannot make one")
+        for command in (["sweep", str(registry / "tiny_ways.toml")], ["reproduce", "--only", "tiny"]):
+            assert cli.main([*command, "--quick", "--out", str(out), "--no-store", "--no-progress"]) == 2
+            assert f"--out {out}: cannot write in the folder (Permission denied)" in capsys.readouterr().err
+    finally:
+        out.chmod(0o755)
+
+
+def test_an_experiment_whose_folder_cannot_be_made_fails_alone(registry, tmp_path, capsys, monkeypatch):
+    """An experiment that writes nothing itself still gets its page copied into its folder: when that
+    fails (a file in the folder's place, which stops root too), it is that experiment's failure, and
+    the others and the index page still come."""
+    module = types.ModuleType("gpucachex_tests.quiet")
+    module.NAME, module.TITLE, module.run = "quiet", "The quiet experiment", lambda ctx: None
+    monkeypatch.setitem(sys.modules, "gpucachex_tests.quiet", module)
+    monkeypatch.setattr(experiments, "EXPERIMENTS", {"quiet": "gpucachex_tests.quiet", "tiny": "gpucachex_tests.tiny"})
+    (registry / "quiet.md").write_text("# quiet\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "quiet").write_text("a file where the experiment's folder goes")
+    assert cli.main(["reproduce", "--quick", "--out", str(out), "--no-store", "--no-progress"]) == 1
+    assert "failed: quiet" in capsys.readouterr().err
+    assert "**Failed:** FileExistsError" in (out / "index.md").read_text()
+    assert (out / "tiny" / "cycles.png").exists() and (out / "tiny" / "tiny.md").exists()
