@@ -211,6 +211,7 @@ def _parse_sets(items: list[str] | None) -> dict:
     from gpucachex.config import resolve_key, schema
 
     out = {}
+    given: dict[str, str] = {}   # full key -> the --set item that gave it
     for item in items or []:
         key, sep, text = item.partition("=")
         if not sep or not key:
@@ -219,6 +220,9 @@ def _parse_sets(items: list[str] | None) -> dict:
             full = resolve_key(key.strip())
         except KeyError as exc:
             raise CliError(exc.args[0]) from None
+        if full in given:   # the last would silently win, as Config refuses a key given twice
+            raise CliError(f"--set: configuration key {full} is given twice ({given[full]!r} and {item!r})")
+        given[full] = item
         spec = schema()[full]
         text = text.strip()
         try:
