@@ -3,12 +3,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
 
 class CliError(Exception):
     """A user-facing error: printed without a traceback, exit status 2."""
+
+
+def _json_safe(value):
+    """`value` with every NaN and infinity as None: JSON has no such numbers, and strict parsers
+    (JavaScript's, Go's, serde) refuse the NaN token Python's json writes by default."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
 
 
 def _print_table(rows: dict, title: str | None = None) -> None:
@@ -260,8 +273,9 @@ def cmd_simulate(args) -> int:
     metrics = result.metrics if args.all or args.json else {k: result.metrics[k] for k in SUMMARY_METRICS
                                                               if k in result.metrics}
     if args.json:
-        print(json.dumps({"preset": args.preset, "workload": result.workload, "seed": args.seed,
-                          "config_key": cfg.key(), "metrics": metrics}, indent=2, default=str))
+        print(json.dumps(_json_safe({"preset": args.preset, "workload": result.workload, "seed": args.seed,
+                                     "config_key": cfg.key(), "metrics": metrics}), indent=2, default=str,
+                         allow_nan=False))
     else:
         _print_table(metrics, f"{result.workload} on {args.preset} (seed {args.seed}, "
                               f"{result.wall_seconds:.2f} s simulated)")

@@ -14,3 +14,20 @@ def test_set_refuses_a_key_given_twice_under_any_name(capsys):
         assert captured.out == ""
         assert (f"gpucachex simulate: error: --set: configuration key l2.loscache.prediction_period is given "
                 f"twice ('{first}' and 'l2.loscache.prediction_period=400')") in captured.err
+
+
+def _not_json(token):
+    raise AssertionError(f"{token} is not JSON")
+
+
+def test_simulate_json_writes_null_for_a_metric_with_no_value(capsys):
+    # admL1D_decision_cycle is NaN when the run ends before admL1D's warm-up does: JSON has no NaN.
+    assert cli.main(["simulate", "vectoradd:tiny", "--preset", "admL1D", "--set", "core.sms=3",
+                     "--set", "l1d.admission=admL1D", "--set", "admL1D.warmup_cycles=100000000", "--json"]) == 0
+    text = capsys.readouterr().out
+    assert "NaN" not in text and "Infinity" not in text
+    out = json.loads(text, parse_constant=_not_json)
+    assert out["metrics"]["admL1D_decision_cycle"] is None
+    assert out["metrics"]["cycles"] > 0
+    assert out["config_key"] == presets.get("admL1D").replace(**{
+        "core.sms": 3, "l1d.admission": "admL1D", "admL1D.warmup_cycles": 100000000}).key()
