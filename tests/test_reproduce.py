@@ -300,3 +300,17 @@ def test_an_experiment_whose_folder_cannot_be_made_fails_alone(registry, tmp_pat
     assert "failed: quiet" in capsys.readouterr().err
     assert "**Failed:** FileExistsError" in (out / "index.md").read_text()
     assert (out / "tiny" / "cycles.png").exists() and (out / "tiny" / "tiny.md").exists()
+
+
+def test_a_spec_workload_in_the_working_folder_is_a_path(tmp_path, monkeypatch):
+    """A workload "va.npz" has no "/" but exists: a trace file, not a model "va.npz" at the spec's size."""
+    from gpucachex import workloads
+
+    workloads.make("vectoradd", "tiny").save(tmp_path / "va.npz")
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "relative.toml"
+    spec.write_text('preset = "gtx480"\nworkloads = ["va.npz", "vectoradd"]\nsize = "tiny"\n')
+    assert experiments.spec_workloads(experiments.load_spec(spec)) == ["va.npz", "vectoradd:tiny"]
+    frame = experiments.Context(out_dir=tmp_path / "out", sweep_options={"progress": False}).sweep(str(spec))
+    assert list(frame["workload"]) == ["va.npz", "vectoradd"]
+    assert frame["cycles"][0] == frame["cycles"][1]   # the same kernel, from the file and from the model

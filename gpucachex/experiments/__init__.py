@@ -158,10 +158,12 @@ def _check_spec_types(spec: dict[str, Any], where: str) -> None:
 
 def spec_workloads(spec: dict[str, Any]) -> list[str]:
     """Workload identifiers of a spec: built-in names get the spec's size (``bfs`` -> ``bfs:medium``);
-    paths and names with an explicit size are kept."""
+    paths (an existing file, as sweeps take it first, or anything with a "/") and names with an
+    explicit size are kept."""
     out = []
     for w in spec["workloads"]:
-        out.append(w if (":" in w or "/" in w) else f"{w}:{spec['size']}")
+        # Path(w).exists() first: "mm.npz" in the working folder has no "/" and is no model name.
+        out.append(w if (":" in w or "/" in w or Path(w).exists()) else f"{w}:{spec['size']}")
     return out
 
 
