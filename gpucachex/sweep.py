@@ -325,7 +325,19 @@ def workload_ref(workload: Any) -> tuple[str, str, str]:
         ident = "trace:" + trace_digest(workload)
         return "trace", ident, ident
     if isinstance(workload, (str, os.PathLike)):
+        if not os.fspath(workload):   # Path("") is the working folder, which would be digested whole
+            raise ValueError("a workload is an empty string; give a built-in name (`gpucachex workloads` lists "
+                             "them) or a trace's path")
         path = Path(workload)
+        if path.is_dir():
+            # Before any run, and before path_digest reads every file below it (the parent of several
+            # traces, a home folder): a trace folder holds a kernelslist.g, and the files it lists.
+            if not (path / "kernelslist.g").is_file():
+                raise ValueError(f"workload {str(workload)!r}: the folder {path.resolve()} holds no kernelslist.g, "
+                                 f"so it is no trace (give a trace's folder, its kernelslist.g, or a trace file)")
+            from gpucachex.traceio import trace_files
+
+            trace_files(path)   # a kernel file the listing names but the folder lacks: FileNotFoundError naming it
         if path.exists():
             return "path", str(path.resolve()), "file:" + path_digest(path) + isa_identity()
         from gpucachex import workloads

@@ -294,6 +294,24 @@ def test_registered_opcodes_are_part_of_a_trace_files_identity_and_reach_worker_
     same_rows(before, again)
 
 
+def test_an_empty_name_and_a_folder_that_is_no_trace_fail_before_any_run(tmp_path, monkeypatch):
+    # "" is the working folder to Path, and a folder's identity digests every file below it: both were
+    # taken for trace folders, digested whole, and failed only run by run.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="a workload is an empty string"):
+        points(BASE, None, ["vectoradd:tiny", ""])
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "kernel-1.traceg").write_text(kernel_text(1))
+    with pytest.raises(ValueError, match=re.escape(f"workload 'a': the folder {tmp_path / 'a'} holds no "
+                                                   f"kernelslist.g, so it is no trace")):
+        points(BASE, None, ["a"])
+    (tmp_path / "a" / "kernelslist.g").write_text("kernel-1.traceg\nkernel-2.traceg\n")
+    with pytest.raises(FileNotFoundError, match="kernel-2.traceg"):
+        points(BASE, None, [tmp_path / "a"])
+    (tmp_path / "a" / "kernelslist.g").write_text("kernel-1.traceg\n")
+    assert points(BASE, None, ["a"])[0].ref == ("path", str(tmp_path / "a"))
+
+
 def test_identical_seeds_give_identical_rows():
     grid = {"l1d.ways": [2, 4], "core.scheduler": ["lrr", "gto"]}
     wl = ["bfs:tiny", "hotspot:tiny"]
