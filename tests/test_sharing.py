@@ -411,6 +411,49 @@ def test_a_remote_read_wakes_a_drowsy_line_and_waits_for_it(mode):
     assert lat[2] - lat[0] == 2 * 2  # the remote read's wake-up and SM 1's local hit's
 
 
+def test_the_replication_sample_applies_no_decay_in_the_other_l1ds():
+    # Private L1Ds, a cluster of 2 or one SM each. SM 0 reads A (or loads and stores local line L,
+    # dirty); A decays 100 cycles after its fill. About 400 cycles later SM 1 fills B, in the same
+    # set of its own L1D. The replication sample at that fill looks at SM 0's set: it must change
+    # nothing there (no invalidation, no writeback of the dirty line, whose decay is then only
+    # found at the end of the run, when writebacks are not simulated), so the cluster size changes
+    # nothing but the sample.
+    L = A + 64 * 128  # same set as A and B
+    reads = two_sms([ld(101, lanes(A)), use(101)], chain(100) + [ld(102, lanes(B)), use(102)] + chain(500))
+    local = two_sms([ld(101, lanes(L), opcode="LDL"), use(101), st(lanes(L), opcode="STL", src=(101,))],
+                    chain(150) + [ld(102, lanes(B)), use(102)] + chain(500))
+    for tr, dirty in ((reads, 0), (local, 1)):
+        runs = [run(tr, "private", **{"l1d.cluster_size": size, "l1d.power": "decay", "decay.interval": 100})
+                for size in (1, 2)]
+        for r in runs:
+            assert (r["l1d_decay_lines"], r["l1d_decay_dirty_lines"]) == (2, dirty)
+            assert (r["l1d_invalidations"], r["l1d_writebacks"], r["l2_write_accesses"]) == (0, 0, 0)
+        assert runs[0].metrics == runs[1].metrics
+
+
+@pytest.mark.parametrize("interval,copies", [(100, 1.0), (10000, 1.5)])
+def test_the_replication_sample_sees_a_line_past_its_decay_cycle_as_gone(interval, copies):
+    # SAME_LINE, private: SM 1 fills A about 600 cycles after SM 0 did. With a 100-cycle interval SM 0's
+    # copy decayed long before (its set was not looked up since, so it is still there, switched off
+    # only lazily): SM 1's fill copies nothing. A longer interval keeps it: SM 1's fill replicates it.
+    r = run(SAME_LINE, "private", **{"l1d.power": "decay", "decay.interval": interval})
+    assert r["l1d_global_fills"] == 2 and r["l1d_replication"] == copies
+
+
+@pytest.mark.parametrize("size", [2, 10])
+@pytest.mark.parametrize("power", [{"l1d.power": "decay", "decay.interval": 200},
+                                   {"l1d.power": "decay", "decay.interval": 50, "l1d.allocate": "fill"},
+                                   {"l2.power": "decay", "decay.interval": 200}])
+def test_private_l1ds_with_decay_do_not_depend_on_the_cluster_size(size, power):
+    # The replication sample is only measured: with private L1Ds only it may differ between cluster sizes.
+    trace = random_trace(2)
+    cfg = presets.get("ata").replace(**power)
+    one = simulate(cfg.replace(**{"l1d.cluster_size": 1}), trace).metrics
+    r = simulate(cfg.replace(**{"l1d.cluster_size": size}), trace).metrics
+    differ = {k for k in one if one[k] != r[k] and not (one[k] != one[k] and r[k] != r[k])}
+    assert differ <= {"l1d_replication", "l1d_replicated_fill_fraction"}, {k: (one[k], r[k]) for k in differ}
+
+
 def test_shared_memory_local_and_atomics_behave_as_private():
     prog = [ld(101, lanes(0x100), opcode="LDS"), ld(102, lanes(0x40000), opcode="LDL"), use(102),
             ld(103, lanes(A), opcode="ATOMG.E.ADD"), use(103), ld(104, lanes(0x40000), opcode="LDL"), use(104)]

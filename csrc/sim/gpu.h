@@ -621,6 +621,10 @@ int gcx_l1_access_private(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now);
  * first applies the power technique's lazy line-state changes due in that set (cache decay), and
  * changes nothing else. */
 uint32_t gcx_l1_holds(gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors);
+/* Whether the L1D of `sm` holds data of the line at addr at `now`, for a measurement (the replication
+ * sample): no lookup, so nothing changes; a line the power technique has not yet switched off but
+ * whose data is lost by `now` (past its decay cycle) does not count. */
+int gcx_l1_has_copy(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint64_t now);
 /* A tag comparison that finds the line at addr being fetched into the L1D of `sm` (its tag reserved,
  * every 32-byte sector of `sectors` asked for) by an entry that waits on no other L1D and can take
  * one more request: that MSHR entry, or GCX_NONE. */

@@ -570,6 +570,18 @@ uint32_t gcx_l1_holds(gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors)
     return valid && (valid & need) == need ? line : GCX_NONE;
 }
 
+int gcx_l1_has_copy(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint64_t now)
+{
+    const gcx_tcache *tc = &g->sms[sm].l1.tc;
+    gcx_tech *pw = tc->power;
+    uint32_t line = tag_line(&tc->c, addr);
+    if (line == GCX_NONE || g->sms[sm].l1.off || !tc->c.meta[line].valid)
+        return 0;
+    /* Not gcx_l1_holds: its lookup would apply due decays in another SM's set, so a measurement
+     * would drop data (and write it back, and count an invalidation) at a time of its choosing. */
+    return !(pw->ops && pw->ops->line_live) || pw->ops->line_live(pw, tc, line, now);
+}
+
 /* The MSHR entry fetching `sectors` of addr's line into this L1D (its tag reserved), or GCX_NONE. */
 static uint32_t fetch_entry(const gcx_gpu *g, uint32_t sm, uint64_t addr, uint8_t sectors)
 {

@@ -90,6 +90,10 @@ typedef struct gcx_technique {
     /* A line that holds no data but a tag the technique kept (it powered the data off) is about to
      * be taken by another block: the kept tag is lost. line_evict is not called (no data leaves). */
     void (*line_tag_replace)(gcx_tech *t, gcx_tcache *c, uint32_t line, uint64_t now);
+    /* Whether present `line` still holds its data at `now` by the technique's rules, for a look at
+     * the cache that must change nothing (no set_lookup runs): zero for a line whose data a lazy
+     * change due by `now` has lost (a line past its decay cycle). Unset: it does. */
+    int (*line_live)(gcx_tech *t, const gcx_tcache *c, uint32_t line, uint64_t now);
     /* A request matched the kept tag of a line whose data is OFF: it is served as a miss. */
     void (*line_off_hit)(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now);
     /* The L2 partition of `c` accepted a request (hit, miss, merged miss or bypass) that SM `sm` sent

@@ -25,9 +25,11 @@ void gcx_cluster_fill(gcx_tech *t, uint32_t sm, uint32_t line, const gcx_req *f,
     gcx_cluster *c = t->state;
     if (f->space != GCX_SPACE_GLOBAL)
         return; /* local memory is private to a thread: never shared */
+    /* Only measured: the sample must not change the run (private L1Ds give the same results for
+     * every cluster size), so it looks without a lookup. */
     uint32_t copies = 1;
     for (uint32_t k = 1; k < c->size; k++)
-        copies += gcx_l1_holds(t->gpu, gcx_cluster_other(c, sm, k), f->addr, 0) != GCX_NONE;
+        copies += (uint32_t)gcx_l1_has_copy(t->gpu, gcx_cluster_other(c, sm, k), f->addr, now);
     c->fills++;
     c->fill_copies += copies;
     c->replicated_fills += copies > 1;

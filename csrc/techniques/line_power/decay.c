@@ -88,6 +88,13 @@ static void decay_kernel_start(gcx_tech *t, uint32_t kernel, uint64_t now)
     }
 }
 
+/* Whether `line` of cache tc has reached its decay cycle by `now` and not been switched off yet. */
+static inline int decay_due(const decay_state *st, const gcx_tcache *tc, uint32_t line, uint64_t now)
+{
+    size_t i = (size_t)tc->id * st->lines + line;
+    return st->live[i] && !tc->c.meta[line].reserved && st->touched[i] + st->interval <= now;
+}
+
 static void decay_set_lookup(gcx_tech *t, gcx_tcache *tc, uint32_t set, uint64_t now)
 {
     decay_state *st = t->state;
@@ -96,7 +103,7 @@ static void decay_set_lookup(gcx_tech *t, gcx_tcache *tc, uint32_t set, uint64_t
         size_t i = (size_t)tc->id * st->lines + line;
         if (st->live[i] && tc->c.tag[line] == GCX_TAG_NONE)
             st->live[i] = 0; /* replaced without an eviction hook (a prefill) */
-        if (!st->live[i] || tc->c.meta[line].reserved || st->touched[i] + st->interval > now)
+        if (!decay_due(st, tc, line, now))
             continue;
         st->decays++;
         st->decays_dirty += tc->c.meta[line].dirty != 0;
@@ -107,6 +114,14 @@ static void decay_set_lookup(gcx_tech *t, gcx_tcache *tc, uint32_t set, uint64_t
             gcx_l2_power_off(t->gpu, tc, line, now, 0);
         st->live[i] = 0;
     }
+}
+
+/* A look that changes nothing (the replication sample at a fill) must not switch lines off, which
+ * would drop data, write it back and count an invalidation at a time the run does not choose; it
+ * sees a line past its decay cycle as the next lookup of its set will: without data. */
+static int decay_line_live(gcx_tech *t, const gcx_tcache *tc, uint32_t line, uint64_t now)
+{
+    return !decay_due(t->state, tc, line, now);
 }
 
 static uint32_t decay_line_access(gcx_tech *t, gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now)
@@ -168,6 +183,7 @@ const gcx_technique gcx_tech_l1d_power_decay = {
     .init = decay_init,
     .release = decay_release,
     .set_lookup = decay_set_lookup,
+    .line_live = decay_line_live,
     .line_access = decay_line_access,
     .line_fill = decay_line_fill,
     .line_evict = decay_line_evict,
@@ -185,6 +201,7 @@ const gcx_technique gcx_tech_l2_power_decay = {
     .release = decay_release,
     .kernel_start = decay_kernel_start,
     .set_lookup = decay_set_lookup,
+    .line_live = decay_line_live,
     .line_access = decay_line_access,
     .line_fill = decay_line_fill,
     .line_evict = decay_line_evict,
