@@ -282,6 +282,35 @@ def test_l2_decay_sends_a_later_read_to_dram():
     assert r["l2_resid_off"] > 0.99 * r["l2_line_cycles"]
 
 
+@pytest.mark.parametrize("gap", [40, 80, None])
+def test_a_decayed_l1d_line_is_dead_with_data_until_its_decay_cycle_only(gap):
+    # Line A is filled and never used again; decay drops its data 100 cycles after the fill. Decay is
+    # lazy: the switch-off is found by B's read (same set) about 4 x gap cycles after the fill, or
+    # (gap None) at the end of the run. Either way A held unused data for 100 cycles, then none: the
+    # lookup's time changes nothing. B, also never reused, decays before the run ends: 100 more.
+    B = A + 32 * 128
+    prog = [ld(1, lanes(A))] + chain(gap or 100, 1) + ([ld(3, lanes(B), src=(11,))] + chain(60, 3) if gap else [])
+    r = simulate(BASE.replace(**{"l1d.power": "decay", "decay.interval": 100}), one_warp(prog))
+    lines = 2 if gap else 1
+    assert r["l1d_decay_lines"] == lines and r["l1d_misses"] == lines
+    assert (r["l1d_dead_unused"], r["l1d_live_cycles"]) == (100 * lines, 0)
+    assert r["l1d_dead_nodata"] == r["l1d_line_cycles"] - 100 * lines
+
+
+@pytest.mark.parametrize("gap", [30, 100, None])
+def test_a_decayed_l2_line_is_dead_with_data_until_its_decay_cycle_only(gap):
+    # The same in the L2 (50-cycle interval, global loads past the L1D): A is read, decays, and the
+    # second read of A, about 4 x gap cycles later, finds the switch-off and refills it; the refill
+    # decays too before the run ends. Each residency held unused data for the interval only.
+    cfg = BASE.replace(**{"l1d.cache_global": False, "l2.power": "decay", "decay.interval": 50})
+    prog = [ld(1, lanes(A))] + chain(gap or 100, 1) + ([ld(3, lanes(A), src=(11,))] + chain(30, 3) if gap else [])
+    r = simulate(cfg, one_warp(prog))
+    stays = 2 if gap else 1
+    assert r["l2_decay_lines"] == stays and r["l2_hits"] == 0
+    assert (r["l2_dead_unused"], r["l2_live_cycles"]) == (50 * stays, 0)
+    assert r["l2_dead_nodata"] == r["l2_line_cycles"] - 50 * stays
+
+
 def test_l2_decay_restarts_the_interval_of_lines_a_host_copy_fills():
     # Kernel 1 reads enough lines to fill the L2; a host copy before kernel 2 replaces them all
     # (l2.prefill). Kernel 2 waits, then reads the copied lines. The decay interval is longer than

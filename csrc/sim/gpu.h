@@ -604,9 +604,10 @@ int gcx_l1_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now);
 void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now);
 /* Write back dirty lines and drop every line (switching an L1D off). */
 void gcx_l1_flush(gcx_gpu *g, gcx_sm *sm, uint64_t now);
-/* Power one line off: its data is dropped (written back first if dirty), its tag invalidated, and
- * it is OFF from `now` (cache decay). A line being fetched is left alone. */
-void gcx_l1_power_off(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now);
+/* Power one line off: its data is dropped, its tag invalidated, and it is OFF, from `lost` (cache
+ * decay's decay cycle, <= now: the residency statistics end there, whenever the switch-off is
+ * found); dirty data is written back now. A line being fetched is left alone. */
+void gcx_l1_power_off(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t lost, uint64_t now);
 int gcx_l1_init(gcx_gpu *g, gcx_sm *sm, gcx_error *err);
 void gcx_l1_free(gcx_l1 *l1);
 
@@ -663,9 +664,10 @@ uint32_t gcx_l2_partition_of(const gcx_gpu *g, uint64_t addr);
 void gcx_l2_prefill(gcx_gpu *g, uint64_t addr, uint64_t bytes);
 /* The line of partition p whose tag is addr's (data present, pending or powered off), or GCX_NONE. */
 uint32_t gcx_l2_find_line(const gcx_gpu *g, uint32_t p, uint64_t addr);
-/* Power a line off; dirty data is written back to DRAM first. keep_tag: the tag stays (LoSCache).
- * 0 when the line cannot be gated now (no tag, or being fetched). */
-int gcx_l2_power_off(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t now, int keep_tag);
+/* Power a line off; dirty data is written back to DRAM now. Its data is lost and it is OFF from
+ * `lost` (<= now: cache decay's decay cycle, found later by a lazy switch-off). keep_tag: the tag
+ * stays (LoSCache). 0 when the line cannot be gated now (no tag, or being fetched). */
+int gcx_l2_power_off(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t lost, uint64_t now, int keep_tag);
 
 /* dram.c */
 int gcx_dram_init(gcx_gpu *g, uint32_t ch, gcx_error *err);

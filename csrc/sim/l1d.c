@@ -136,20 +136,27 @@ static void write_back(gcx_gpu *g, gcx_sm *sm, uint64_t la, uint8_t dirty32, uin
     gcx_q_push(&sm->l1.miss_q, wb, now + 1);
 }
 
-/* Drop a valid line's data: statistics, the power technique, and a writeback if it is dirty. */
-static void drop_line(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now, int writeback_ok)
+/* Drop a valid line's data: statistics, the power technique, and a writeback if it is dirty. The
+ * data was lost at `lost` (a decay cycle, which a lazy switch-off finds later; else now): the line's
+ * residency ends then, while its writeback leaves now. */
+static void drop_line_at(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t lost, uint64_t now, int writeback_ok)
 {
     gcx_tcache *tc = &sm->l1.tc;
     gcx_tech *pw = tc->power;
     if (pw->ops && pw->ops->line_evict)
-        pw->ops->line_evict(pw, tc, line, now);
-    gcx_tcache_note_drop(tc, line, now);
+        pw->ops->line_evict(pw, tc, line, lost);
+    gcx_tcache_note_drop(tc, line, lost);
     uint64_t la;
     int dirty;
     /* A sectored line writes back only its modified sectors (as GPGPU-Sim's sector cache does). */
     uint8_t dirty32 = gcx_to_32_sectors(tc->c.meta[line].dirty, &tc->c);
     if (gcx_cache_invalidate(&tc->c, line, &la, &dirty) && dirty && writeback_ok)
         write_back(g, sm, la, dirty32, now);
+}
+
+static inline void drop_line(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now, int writeback_ok)
+{
+    drop_line_at(g, sm, line, now, now, writeback_ok);
 }
 
 /* The L1D accesses of the loads waiting in `sm`'s MSHR entry `ei` are complete: its data comes from
@@ -750,15 +757,15 @@ void gcx_l1_flush(gcx_gpu *g, gcx_sm *sm, uint64_t now)
     }
 }
 
-void gcx_l1_power_off(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t now)
+void gcx_l1_power_off(gcx_gpu *g, gcx_sm *sm, uint32_t line, uint64_t lost, uint64_t now)
 {
     gcx_tcache *tc = &sm->l1.tc;
     if (tc->c.tag[line] == GCX_TAG_NONE || tc->c.meta[line].reserved)
         return;
     if (tc->c.meta[line].valid)
         tc->s.invalidations++;
-    drop_line(g, sm, line, now, 1);
-    gcx_tcache_set_state(tc, line, GCX_LINE_OFF, now);
+    drop_line_at(g, sm, line, lost, now, 1);
+    gcx_tcache_set_state(tc, line, GCX_LINE_OFF, lost);
 }
 
 /* Bytes of a cluster packet: a header, plus the data it carries. */

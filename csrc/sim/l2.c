@@ -126,15 +126,16 @@ static void dram_write(gcx_gpu *g, uint32_t p, uint64_t addr, uint8_t sectors32,
     gcx_dram_push(g, channel_of(g, p), w, now);
 }
 
-/* Drop a line's data (eviction or power-off), writing dirty data to DRAM. */
-static void drop(gcx_gpu *g, uint32_t p, uint32_t line, uint64_t now)
+/* Drop a line's data (eviction or power-off), writing dirty data to DRAM now. The data was lost at
+ * `lost` (a decay cycle, which a lazy switch-off finds later; else now): its residency ends then. */
+static void drop_at(gcx_gpu *g, uint32_t p, uint32_t line, uint64_t lost, uint64_t now)
 {
     gcx_tcache *tc = &g->l2[p].tc;
     gcx_cache *c = &tc->c;
     gcx_tech *pw = tc->power;
     if (c->meta[line].valid || tc->word_valid[line]) {
         if (pw->ops && pw->ops->line_evict)
-            pw->ops->line_evict(pw, tc, line, now);
+            pw->ops->line_evict(pw, tc, line, lost);
         if (c->meta[line].dirty) {
             /* A sectored line writes back only the 32-byte sectors holding written words, as
              * GPGPU-Sim's sector cache writes back its modified sectors; clean sectors fetched
@@ -145,10 +146,12 @@ static void drop(gcx_gpu *g, uint32_t p, uint32_t line, uint64_t now)
             dram_write(g, p, c->tag[line] << c->line_shift, s32, now, 1);
         }
     }
-    gcx_tcache_note_drop(tc, line, now);
+    gcx_tcache_note_drop(tc, line, lost);
     tc->word_valid[line] = 0;
     tc->word_dirty[line] = 0;
 }
+
+static inline void drop(gcx_gpu *g, uint32_t p, uint32_t line, uint64_t now) { drop_at(g, p, line, now, now); }
 
 uint32_t gcx_l2_find_line(const gcx_gpu *g, uint32_t p, uint64_t addr)
 {
@@ -158,19 +161,19 @@ uint32_t gcx_l2_find_line(const gcx_gpu *g, uint32_t p, uint64_t addr)
     return way >= 0 ? set * c->cfg.ways + (uint32_t)way : GCX_NONE;
 }
 
-int gcx_l2_power_off(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t now, int keep_tag)
+int gcx_l2_power_off(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t lost, uint64_t now, int keep_tag)
 {
     uint32_t p = tc->id;
     gcx_cache *c = &tc->c;
     if (c->tag[line] == GCX_TAG_NONE || c->meta[line].reserved)
         return 0;
     uint64_t tag = c->tag[line];
-    drop(g, p, line, now);
+    drop_at(g, p, line, lost, now);
     gcx_cache_invalidate(c, line, NULL, NULL);
     tc->s.invalidations++;
     if (keep_tag)
         c->tag[line] = tag; /* tag kept, data gone: a later match is an "off hit" */
-    gcx_tcache_set_state(tc, line, GCX_LINE_OFF, now);
+    gcx_tcache_set_state(tc, line, GCX_LINE_OFF, lost);
     return 1;
 }
 

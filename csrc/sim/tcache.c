@@ -177,6 +177,10 @@ void gcx_tcache_note_drop(gcx_tcache *tc, uint32_t line, uint64_t now)
     gcx_line_meta *m = &tc->c.meta[line];
     if (m->valid == 0)
         return;
+    /* A power technique may place the loss in the past (decay: at the decay cycle, found at a later
+     * lookup), but never before the line's last use. */
+    if (now < m->last_access)
+        now = m->last_access;
     tc->s.live_cycles += m->last_access - m->fill_cycle;
     tc->s.dead_unused += now - m->last_access;
     tc->empty_since[line] = now;

@@ -581,7 +581,7 @@ static void gate(gcx_tech *t, gcx_tcache *c, uint32_t line, los_line *L, uint64_
     los_state *s = t->state;
     uint64_t block = c->c.tag[line];
     s->gating = 1;
-    int gated = gcx_l2_power_off(t->gpu, c, line, now, 1);
+    int gated = gcx_l2_power_off(t->gpu, c, line, now, now, 1);
     s->gating = 0;
     if (!gated)
         return;

@@ -7,8 +7,9 @@
  * up a set (its own lookups, and in a shared-L1 cluster another L1D's tag checks, so no SM finds
  * decayed data), the set's lines whose decay cycle has passed are switched off (the OFF residency
  * starts at the decay cycle; the writeback of a dirty line leaves at the lookup, when the model next
- * touches the set, which changes no hit or miss). At the end of the run lines past their decay
- * cycle are OFF from it and count as decays, dirty ones as dirty decays; their writebacks, like those
+ * touches the set, which changes no hit or miss; the line's data and residency end at the decay
+ * cycle all the same). At the end of the run lines past their decay cycle are OFF and without data
+ * from it and count as decays, dirty ones as dirty decays; their writebacks, like those
  * of every line still dirty when a run ends, are not simulated. This is the reference the drowsy technique is compared against: it saves
  * more leakage per idle line but pays misses for data it threw away. */
 #include <stdio.h>
@@ -107,11 +108,13 @@ static void decay_set_lookup(gcx_tech *t, gcx_tcache *tc, uint32_t set, uint64_t
             continue;
         st->decays++;
         st->decays_dirty += tc->c.meta[line].dirty != 0;
-        gcx_tcache_set_state(tc, line, GCX_LINE_OFF, st->touched[i] + st->interval);
+        /* The data was lost at the decay cycle: the line's residency (dead time) ends there, not at
+         * this lookup, which comes whenever the set is next used; only the writeback leaves now. */
+        uint64_t lost = st->touched[i] + st->interval;
         if (t->ops->kind == GCX_TECH_L1D_POWER)
-            gcx_l1_power_off(t->gpu, &t->gpu->sms[tc->id], line, now);
+            gcx_l1_power_off(t->gpu, &t->gpu->sms[tc->id], line, lost, now);
         else
-            gcx_l2_power_off(t->gpu, tc, line, now, 0);
+            gcx_l2_power_off(t->gpu, tc, line, lost, now, 0);
         st->live[i] = 0;
     }
 }
@@ -156,9 +159,16 @@ static void decay_cache_finish(gcx_tech *t, gcx_tcache *tc, uint64_t now)
     for (uint32_t line = 0; line < st->lines; line++) {
         size_t i = (size_t)tc->id * st->lines + line;
         if (st->live[i] && st->touched[i] + st->interval <= now && tc->c.meta[line].state == GCX_LINE_ON) {
-            gcx_tcache_set_state(tc, line, GCX_LINE_OFF, st->touched[i] + st->interval);
+            uint64_t lost = st->touched[i] + st->interval;
+            gcx_tcache_set_state(tc, line, GCX_LINE_OFF, lost);
             st->decays++;
             st->decays_dirty += tc->c.meta[line].dirty != 0;
+            /* As if a lookup had found it: the data is gone from the decay cycle, so the line's
+             * residency ends there (not at the end of the run); its writeback is not simulated. */
+            gcx_tcache_note_drop(tc, line, lost);
+            gcx_cache_invalidate(&tc->c, line, NULL, NULL);
+            tc->word_valid[line] = tc->word_dirty[line] = 0;
+            st->live[i] = 0;
         }
     }
 }
