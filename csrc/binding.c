@@ -679,8 +679,10 @@ static PyObject *gpu_results(gcx_gpu *g, int detail)
         return NULL;
     uint32_t n_sms = (uint32_t)g->cfg.sms, n_parts = (uint32_t)g->cfg.l2_partitions;
     uint64_t warp_insts = 0, thread_insts = 0, lat = 0, loads = 0, ia = 0, im = 0, ih = 0, slat = 0, stores = 0;
-    uint64_t l1lat = 0, l1loads = 0;
+    uint64_t l1lat = 0, l1loads = 0, missq_max = 0;
     for (uint32_t i = 0; i < n_sms; i++) {
+        if (g->sms[i].l1.missq_max > missq_max)
+            missq_max = g->sms[i].l1.missq_max;
         ia += g->sms[i].l1i_accesses;
         im += g->sms[i].l1i_misses;
         ih += g->sms[i].l1i_mshr_hits;
@@ -706,7 +708,8 @@ static PyObject *gpu_results(gcx_gpu *g, int detail)
              put_u64(out, "l1_access_loads", l1loads) || put_u64(out, "stores_acked", stores) ||
              put_u64(out, "store_ack_latency_sum", slat) || put_u64(out, "requests", g->reqs_made) ||
              put_u64(out, "requests_live", g->reqs_live) || put_u64(out, "l2_prefill_lines", g->dram_prefill_lines) ||
-             put_u64(out, "l1i_accesses", ia) || put_u64(out, "l1i_misses", im) || put_u64(out, "l1i_mshr_hits", ih);
+             put_u64(out, "l1i_accesses", ia) || put_u64(out, "l1i_misses", im) || put_u64(out, "l1i_mshr_hits", ih) ||
+             put_u64(out, "l1d_miss_queue_max", missq_max);
     if (rc == 0)
         rc = put_cache_stats(out, "l1d", l1, n_sms);
     if (rc == 0)

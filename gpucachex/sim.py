@@ -185,7 +185,7 @@ def derive_metrics(raw: dict[str, Any], config: Config) -> dict[str, float]:
     m["l1d_r_to_a"] = _ratio(m["l1d_reservation_fails"], raw["l1d"]["accesses"])
     for key in ("dram_reads", "dram_writes", "dram_bytes", "dram_row_hits", "dram_row_misses", "l2_stalls",
                 "icnt_request_flits", "icnt_reply_flits", "icnt_packets", "cluster_flits", "loads", "requests",
-                "l1i_accesses", "l1i_misses", "l1i_mshr_hits"):
+                "l1i_accesses", "l1i_misses", "l1i_mshr_hits", "l1d_miss_queue_max"):
         m[key] = raw[key]
     m["icnt_flits"] = raw["icnt_request_flits"] + raw["icnt_reply_flits"]
     m["avg_load_latency"] = _ratio(raw["load_latency_sum"], raw["loads"])

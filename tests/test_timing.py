@@ -1042,6 +1042,16 @@ def test_a_full_miss_queue_is_the_reason_before_a_full_mshr(alloc, second, short
     assert mshr > 0 and tight["l1d_reservation_fails"] == tight["l1d_fails_miss_queue"] + mshr
 
 
+def test_l1d_miss_queue_max_is_the_most_requests_the_miss_queue_held():
+    # Three full-line stores, then a load miss, one a cycle. The first store leaves at once and holds
+    # the SM's crossbar port for five flits; the other two wait in the miss queue behind it. The miss
+    # joins them only with room for two more requests: with 8 entries (3 held), not with 3 or 2 (2).
+    prog = [st(lanes(0x400000 + 128 * i)) for i in range(3)] + [ld(1, lanes(0x500000))]
+    for q, most in ((2, 2), (3, 2), (8, 3)):
+        assert run(one_warp(prog), BASE.replace(**{"l1d.miss_queue": q}))["l1d_miss_queue_max"] == most
+    assert run(one_warp(prog[3:]))["l1d_miss_queue_max"] == 1  # a miss alone
+
+
 def test_a_store_to_a_set_being_fetched_whole_waits_in_gpgpusim_3():
     # Four loads reserve the four ways of one set; a store to a fifth line of that set follows. With
     # l1d.store_blocked_by_reserved_set (GPGPU-Sim 3.x, the Fermi presets) the tag probe refuses it

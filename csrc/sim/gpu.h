@@ -289,6 +289,7 @@ typedef struct gcx_l1 {
     gcx_tcache tc;
     gcx_mshr mshr;
     gcx_queue miss_q;  /* towards the crossbar */
+    uint32_t missq_max; /* the most requests the miss queue held at once */
     gcx_queue hit_q;   /* answers in the hit pipeline */
     /* Packets waiting to enter the cluster network, by cycle: requests (the SM's request port) and
      * replies (the L1D's reply port) wait for their own port. */
@@ -307,6 +308,14 @@ typedef struct gcx_l1 {
      * array of its cluster. */
     uint64_t global_read_lookups;
 } gcx_l1;
+
+/* Put r at the tail of the L1D miss queue, to leave from t_ready on. */
+static inline void gcx_l1_miss_queue_push(gcx_l1 *l1, gcx_req *r, uint64_t t_ready)
+{
+    gcx_q_push(&l1->miss_q, r, t_ready);
+    if (l1->miss_q.n > l1->missq_max)
+        l1->missq_max = l1->miss_q.n;
+}
 
 /* An instruction line being fetched by the L1I. */
 typedef struct gcx_ifetch {

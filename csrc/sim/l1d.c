@@ -133,7 +133,7 @@ static void write_back(gcx_gpu *g, gcx_sm *sm, uint64_t la, uint8_t dirty32, uin
     wb->lanes = 32;
     wb->tech[0] = wb->tech[1] = -1;
     sm->l1.tc.s.writebacks++;
-    gcx_q_push(&sm->l1.miss_q, wb, now + 1);
+    gcx_l1_miss_queue_push(&sm->l1, wb, now + 1);
 }
 
 /* Drop a valid line's data: statistics, the power technique, and a writeback if it is dirty. The
@@ -185,7 +185,7 @@ static inline void to_miss_queue(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t no
         entry_left_l1(g, r->sm, r->mshr, now);
     else
         gcx_sm_l1_done(g, r, now);
-    gcx_q_push(&sm->l1.miss_q, r, now + 1);
+    gcx_l1_miss_queue_push(&sm->l1, r, now + 1);
 }
 
 /* A miss's fetch: the sharing technique may serve it from the cluster, else it goes to the L2.

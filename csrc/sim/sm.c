@@ -725,7 +725,7 @@ static int ifetch(gcx_gpu *g, gcx_sm *sm, uint32_t slot, uint64_t now)
     r->line = free_slot;
     r->lanes = 32;
     r->t_issue = now;
-    gcx_q_push(&sm->l1.miss_q, r, now + 1);
+    gcx_l1_miss_queue_push(&sm->l1, r, now + 1);
     sm->ifetch[free_slot] = (gcx_ifetch){.line = line, .first_waiter = slot, .used = 1};
     w->fetch_wait = 1;
     sm->n_fetch_wait++;
