@@ -227,6 +227,40 @@ def test_an_ata_miss_routed_to_another_l1d_needs_no_miss_queue_slot():
     assert fails(B, "ata")[0] > 0 and fails(A, "private")[0] > 0
 
 
+def test_remote_sharing_fetches_wait_for_a_free_miss_queue_slot_after_the_probes():
+    # SM 0: eight independent load misses, then eight stores, with a two-entry miss queue. Each miss
+    # waits out the probe round trip in its MSHR entry while the stores fill the queue; its fetch then
+    # waits for a free slot, so the queue never holds more than two.
+    loads = [ld(1 + i, lanes(0x100000 + 128 * i)) for i in range(8)]
+    stores = [st(lanes(0x200000 + 128 * i)) for i in range(8)]
+    tr = two_sms(loads + stores + [use(1 + i) for i in range(8)], [alu(dst=(1,))])
+    queue = {"l1d.miss_queue": 2}
+    p, r = run(tr, "private", **queue), run(tr, "remote", **queue)
+    assert p["l1d_miss_queue_max"] == r["l1d_miss_queue_max"] == 2
+    assert r["l1d_probes"] == 8 and r["l1d_remote_hits"] == 0 and r["l2_read_accesses"] == 8
+    assert r["l2_write_accesses"] == 8 and r.raw["requests_live"] == 0
+    # a waiting fetch takes its slot first: more miss-queue fails than private's
+    assert r["l1d_fail_miss_queue"] > p["l1d_fail_miss_queue"]
+
+
+def test_ata_fallbacks_wait_for_a_free_miss_queue_slot():
+    # A 300-cycle cluster network and a two-entry miss queue. SM 1 holds L0..L7 and write-evicts them
+    # later; SM 0 misses on them in between: the aggregated tags route the eight reads to SM 1 with no
+    # miss-queue slot, and they come back as fallbacks to the L2 while SM 0's stores keep its queue
+    # full. They wait for free slots: the queue never holds more than two.
+    slow = {"cluster.latency": 300, "l1d.miss_queue": 2}
+    m = int(latency_sum(run(two_sms([ld(101, lanes(A)), use(101)], [alu(dst=(1,))]), "ata", **slow)))
+    lines = [0x100000 + 128 * i for i in range(8)]
+    sm1 = ([ld(150 + i, lanes(a)) for i, a in enumerate(lines)] + [use(150 + i) for i in range(8)] + chain(60)
+           + [st(lanes(a)) for a in lines])
+    sm0 = (chain((m + 60) // 4) + [ld(150 + i, lanes(a)) for i, a in enumerate(lines)]
+           + [st(lanes(0x300000 + 128 * i)) for i in range(200)] + [use(150 + i) for i in range(8)])
+    r = run(two_sms(sm0, sm1), "ata", **slow)
+    assert (r["l1d_remote_fallbacks"], r["l1d_remote_hits"]) == (8, 0)
+    assert r["l1d_miss_queue_max"] == 2 and r.raw["requests_live"] == 0
+    assert r["l2_read_accesses"] == 16 and r["l2_write_accesses"] == 208
+
+
 @pytest.mark.parametrize("queued", [False, True])
 def test_ata_compares_the_other_tag_arrays_at_every_attempt_refused_ones_included(queued):
     # Two MSHR entries and 40 independent misses per SM: most attempts are refused (MSHR-entry fails)
@@ -513,6 +547,7 @@ def test_every_organisation_conserves_requests(mode, preset, size, acks):
     assert r.raw["l1_access_loads"] == r["loads"] > 0
     assert 0 < r["avg_l1_access_latency"] <= r["avg_load_latency"]
     assert np.all(r.line_residency("l1d").sum(axis=1) == r["cycles"])
+    assert 0 < r["l1d_miss_queue_max"] <= cfg["l1d.miss_queue"]
     if mode == "decoupled":
         assert r["l1d_replication"] == 1.0
     if mode == "private":

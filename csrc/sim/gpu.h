@@ -289,6 +289,9 @@ typedef struct gcx_l1 {
     gcx_tcache tc;
     gcx_mshr mshr;
     gcx_queue miss_q;  /* towards the crossbar */
+    /* Fetches a sharing technique held and sends to the L2 after all (remote-sharing's after the
+     * probe round trip, ATA's fall-backs), waiting in order for a free slot of the miss queue. */
+    gcx_queue missq_wait;
     uint32_t missq_max; /* the most requests the miss queue held at once */
     gcx_queue hit_q;   /* answers in the hit pipeline */
     /* Packets waiting to enter the cluster network, by cycle: requests (the SM's request port) and
@@ -308,6 +311,14 @@ typedef struct gcx_l1 {
      * array of its cluster. */
     uint64_t global_read_lookups;
 } gcx_l1;
+
+/* Slots of the L1D miss queue taken: by its requests and by fetches waiting for a slot. Every check
+ * for room counts both, so the queue never holds more than l1d.miss_queue (but for the writebacks of
+ * a flush, or of a victim chosen at a fill). */
+static inline uint32_t gcx_l1_miss_queue_taken(const gcx_l1 *l1)
+{
+    return l1->miss_q.n + l1->missq_wait.n;
+}
 
 /* Put r at the tail of the L1D miss queue, to leave from t_ready on. */
 static inline void gcx_l1_miss_queue_push(gcx_l1 *l1, gcx_req *r, uint64_t t_ready)
@@ -650,8 +661,9 @@ void gcx_l1_wait_fill(gcx_gpu *g, uint32_t sm, uint32_t entry, gcx_req *f, uint6
 uint64_t gcx_l1_data_read(gcx_gpu *g, uint32_t sm, uint32_t line, const gcx_req *r, uint64_t now);
 /* Hand r to the cluster network at `from` when cycle `when` comes (kind in r->cluster). */
 void gcx_cluster_send(gcx_gpu *g, uint32_t from, gcx_req *r, uint64_t when);
-/* A fetch a sharing technique held goes to the L2 after all. It enters the miss queue even when
- * that is full: its slot was checked when the miss was accepted, and MSHRs bound the overfill. */
+/* A fetch a sharing technique held goes to the L2 after all: into the slot its miss reserved
+ * (remote-sharing), or, for one sent into the cluster without a slot (ATA), into the first free slot,
+ * waiting in order behind other such fetches until there is one. */
 void gcx_l1_fetch_l2(gcx_gpu *g, uint32_t sm, gcx_req *f, uint64_t now);
 
 /* l2.c */

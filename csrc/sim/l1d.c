@@ -42,6 +42,7 @@ int gcx_l1_init(gcx_gpu *g, gcx_sm *sm, gcx_error *err)
     if (gcx_mshr_init(&l1->mshr, (uint32_t)c->l1d_mshr_entries, (uint32_t)c->l1d_mshr_merge) != GCX_OK)
         return gcx_fail(err, GCX_ERR_NOMEM, "out of memory for L1D MSHRs");
     l1->miss_q.cap = (uint32_t)c->l1d_miss_queue;
+    l1->missq_wait.cap = UINT32_MAX;
     l1->hit_q.cap = UINT32_MAX;
     l1->cluster_out[0].cap = l1->cluster_out[1].cap = UINT32_MAX;
     l1->bank_free = calloc((size_t)c->l1d_banks, sizeof *l1->bank_free);
@@ -215,7 +216,10 @@ static inline int fetch_needs_slot(gcx_gpu *g, gcx_sm *sm, const gcx_req *r, uin
 /* GPGPU-Sim's read miss (rd_miss_base, which merges into a fetch in flight go through too) is refused
  * unless the miss queue has room for two requests: the miss and the writeback it might cause. Each
  * refusal is a reservation fail, which AdmL1D's R-to-A counts. */
-static inline int miss_queue_short_for_read(const gcx_l1 *l1) { return l1->miss_q.n + 2 > l1->miss_q.cap; }
+static inline int miss_queue_short_for_read(const gcx_l1 *l1)
+{
+    return gcx_l1_miss_queue_taken(l1) + 2 > l1->miss_q.cap;
+}
 
 /* A fetch of `sectors32` for request r's line, answering MSHR entry `mshr` and filling `line` (GCX_NONE:
  * the line is chosen when the data arrives). It carries r's identity (PC, technique payload). */
@@ -234,8 +238,15 @@ static void fetch_for(gcx_gpu *g, gcx_sm *sm, const gcx_req *r, uint8_t sectors3
 
 void gcx_l1_fetch_l2(gcx_gpu *g, uint32_t sm, gcx_req *f, uint64_t now)
 {
+    gcx_l1 *l1 = &g->sms[sm].l1;
     f->cluster = GCX_CL_NONE;
-    to_miss_queue(g, &g->sms[sm], f, now);
+    /* The technique held the fetch (a probe round trip, a remote read that fell through) while the
+     * queue may have filled: its capacity holds, so the fetch waits for a free slot, after any fetch
+     * already waiting (gcx_l1_cycle moves them in, one a cycle), as the miss waits in its MSHR. */
+    if (l1->missq_wait.n == 0 && l1->miss_q.n < l1->miss_q.cap)
+        to_miss_queue(g, &g->sms[sm], f, now);
+    else
+        gcx_q_push(&l1->missq_wait, f, now);
 }
 
 void gcx_cluster_send(gcx_gpu *g, uint32_t from, gcx_req *r, uint64_t when)
@@ -272,7 +283,7 @@ static inline void store_done_here(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t 
 
 static int bypass_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 {
-    if (gcx_q_full(&sm->l1.miss_q))
+    if (gcx_l1_miss_queue_taken(&sm->l1) >= sm->l1.miss_q.cap)
         return GCX_FAIL_PORT;
     to_miss_queue(g, sm, r, now);
     return GCX_FAIL_NONE;
@@ -473,7 +484,7 @@ static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
      * data back first (it must reach the L2 before the copy leaves), which needs a second slot. */
     int local = have && r->space == GCX_SPACE_LOCAL;
     int local_wb = local && c->meta[line].dirty;
-    if (l1->miss_q.n + 1u + (uint32_t)local_wb > l1->miss_q.cap)
+    if (gcx_l1_miss_queue_taken(l1) + 1u + (uint32_t)local_wb > l1->miss_q.cap)
         return GCX_FAIL_MISS_QUEUE;
     gcx_tcache_count_access(tc, 1, hit);
     if (have) {
@@ -887,6 +898,12 @@ int gcx_l1_cycle(gcx_gpu *g, gcx_sm *sm)
             progress = 1;
         }
     }
+    /* A fetch waiting for a slot takes the first one free, before the LD/ST unit (later in the
+     * cycle) can: one a cycle, in order. */
+    if (l1->missq_wait.n && l1->miss_q.n < l1->miss_q.cap) {
+        to_miss_queue(g, sm, gcx_q_pop(&l1->missq_wait), now);
+        progress = 1;
+    }
     return progress;
 }
 
@@ -912,6 +929,10 @@ uint64_t gcx_l1_next_event(gcx_gpu *g, gcx_sm *sm)
         if (d < t)
             t = d;
     }
+    /* Fetches waiting for a slot: the next one goes in next cycle if there is one free (else when the
+     * queue's head leaves, above). */
+    if (l1->missq_wait.n && l1->miss_q.n < l1->miss_q.cap && g->now + 1 < t)
+        t = g->now + 1;
     if (!g->tech[GCX_TECH_L1D_SHARING].ops->cluster_receive)
         return t;
     /* Cluster network: replies are taken when due, departures leave when due and their port is

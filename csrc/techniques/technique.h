@@ -113,7 +113,8 @@ typedef struct gcx_technique {
      * anything else is the outcome (0: taken, or a reservation-fail reason: retried). */
     int (*l1_request)(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now);
     /* The L1D of `sm` is about to send fetch f to the L2: nonzero means the technique took it and
-     * will fill it (gcx_l1_reply) or send it on (gcx_l1_fetch_l2). */
+     * will fill it (gcx_l1_reply) or send it on (gcx_l1_fetch_l2), where it waits for a free slot of
+     * the miss queue. */
     int (*l1_fetch)(gcx_tech *t, uint32_t sm, gcx_req *f, uint64_t now);
     /* Would l1_fetch take the fetch of `sectors` (32 B sectors) that request r's miss in the L1D of
      * `sm` sends now? The L1D reserves a miss-queue slot only for a fetch that goes to the L2.
