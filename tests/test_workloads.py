@@ -377,6 +377,22 @@ def test_fwt_kernel_sequence():
     assert b2.grid == (32, 1, 1) and lanes(b2, opcode_is(t, b2, "LDG")) == 4 * 32 * 256
 
 
+def test_fwt_modulate_reads_both_arrays_once():
+    # modulateKernel<<<128, 256>>>: for (pos = tid; pos < N; pos += 32768) d_A[pos] *= d_B[pos] * rcpN;
+    # with N = 2^16 every thread runs two iterations: each element of d_Data and d_Kernel is
+    # loaded once and each element of d_Data stored once
+    t = tiny("fwt", log2n=16)
+    (k,) = [k for k in t.kernels if k.name == "modulateKernel"]
+    ld = row_addresses(k, np.flatnonzero(opcode_is(t, k, "LDG")))
+    st = row_addresses(k, np.flatnonzero(opcode_is(t, k, "STG")))
+    n = 1 << 16
+    for name in ("d_Data", "d_Kernel"):
+        lo, _ = array_range(k, name)
+        assert np.array_equal(np.sort(ld[in_array(k, ld, name)]), lo + 4 * np.arange(n, dtype=np.uint64))
+    lo, _ = array_range(k, "d_Data")
+    assert ld.size == 2 * n and np.array_equal(np.sort(st), lo + 4 * np.arange(n, dtype=np.uint64))
+
+
 def test_blackscholes_options():
     t = tiny("blackscholes", options=1000, grid=2)
     (k,) = t.kernels

@@ -14,6 +14,8 @@ __syncthreads, an optional radix-2 stage, stores). modulateKernel<<<128, 256>>>:
 d_A[pos] *= d_B[pos] * rcpN. Each element is touched a few times per pass with large strides:
 AdmL1D's Type-N FWT (hits in the L1 that do not help).
 """
+import numpy as np
+
 from gpucachex.workloads.dsl import Program
 from gpucachex.workloads.spec import ModelSpec
 
@@ -99,7 +101,9 @@ def build(log2n: int = 16):
         k.alu(op="S2R", count=2)
         k.alu(op="IMAD")
         r = k.sfu(op="MUFU.RCP", dst=k.reg())
-        for it in k.loop(-(-(n_total - tid) // threads).clip(min=0)):
+        # iterations of pos = tid; pos < N; pos += numThreads. np.maximum, not .clip after the
+        # unary minus: -(x).clip(min=0) clips before negating and gave every thread 0 iterations
+        for it in k.loop(np.maximum(0, -(-(n_total - tid) // threads))):
             pos = tid + it * threads
             a = k.load(d_data, pos)
             b = k.load(d_kernel, pos)
