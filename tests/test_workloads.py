@@ -487,6 +487,69 @@ def test_myocyte_uses_one_lane_per_cta():
     assert c["warp_util"] < 0.1 and c["mem_warp_util"] < 0.05
 
 
+# Distinct PCs of the memory loads (global, shared, local) and stores of each kernel, counted in
+# the benchmark's source: every load or store statement is its own instruction, including
+# straight-line repeats, `#pragma unroll` copies and inlined device functions; a statement in a
+# source loop is one instruction. (Loads the compiler merges, as each model's docstring says, count
+# once.) A model that wrote straight-line code as a Python loop gave it one PC.
+SOURCE_PCS = [
+    # conv3d: the 15-term expression names 11 distinct A elements; one B store
+    ("conv3d", {}, "convolution3D_kernel", (11, 1)),
+    # hotspotOpt1: tIn[c], tIn[c+xy]; first plane tIn[W], [E], [S], [N], p[c]; loop body tIn[c+xy]
+    # and the same 5; last plane the same 5 (2 + 5 + 6 + 5); tOut[c] in the 3 places
+    ("hotspot3d", {}, "hotspotOpt1", (18, 3)),
+    # fwtBatch2Kernel: D0..D3 = d_Src[i0..i3], then d_Dst[i0..i3] = ...
+    ("fwt", dict(log2n=13), "fwtBatch2Kernel", (4, 4)),
+    # fwtBatch1Kernel (log2N = 11, odd): d_Src[pos] (a loop), s_data[i0..i3] in the radix-4 loop,
+    # s_data[i0], s_data[i1] in the radix-2 loop, s_data[pos] in the copy-out loop; stores
+    # s_data[pos], s_data[i0..i3], s_data[i0], s_data[i1], d_Dst[pos]
+    ("fwt", dict(log2n=13), "fwtBatch1Kernel", (8, 8)),
+    # modulateKernel: d_A[pos] *= d_B[pos] * rcpN in a loop
+    ("fwt", dict(log2n=13), "modulateKernel", (2, 1)),
+    # cuda_compute_step_factor: density, momentum.x/.y/.z, density_energy, areas[i]
+    ("cfd", {}, "cuda_compute_step_factor", (6, 1)),
+    # cuda_compute_flux: 5 variables of i, then #pragma unroll over 4 faces of nb, normal.x/.y/.z
+    # and the neighbour's 5 variables (5 + 4 * 9 = 41); 5 fluxes[...] stores
+    ("cfd", {}, "cuda_compute_flux", (41, 5)),
+    # cuda_time_step: step_factors[i], then 5 statements of old_variables[...] + factor*fluxes[...]
+    ("cfd", {}, "cuda_time_step", (11, 5)),
+    # kernel: kernel_ecc reads d_params[15] and 39 d_initvalu values and writes 46 d_finavalu;
+    # kernel_cam, inlined 3 times: d_initvalu[35/36/37] in kernel(), 6 d_params, 15 d_initvalu,
+    # 15 + 1 d_finavalu stores (40 + 3 * 22 = 106 loads, 46 + 3 * 16 = 94 stores)
+    ("myocyte", {}, "kernel", (106, 94)),
+    # findK loop: currKnodeD, keysD, keys[thid], keys[thid+1], offsetD, indices[thid], offsetD
+    # (thid 0); then currKnodeD, keysD, keys[thid], indices[thid], recordsD
+    ("btree", {}, "findK", (12, 3)),
+    # findRangeK: the start and the end tests are written out twice (2 * 6), offsetD and
+    # offset_2D (thid 0), then 4 loads for the start leaf and 5 for the end leaf
+    ("btree", {}, "findRangeK", (23, 6)),
+    # block2D_hybrid_coarsen_x: 4 loads before the loop; in it top, then for i a_left_right,
+    # a_down, a_top (each a global and a shared load), sh_A0[sh_id+1], sh_A0[sh_id]; the same for
+    # i2 with top2; the 2 swap loads (4 + 2 * 9 + 2)
+    ("stencil", dict(nx=128, ny=16, nz=4), "block2D_hybrid_coarsen_x", (24, 8)),
+]
+
+
+@pytest.mark.parametrize("name, params, kernel, counts", SOURCE_PCS, ids=[f"{n}-{k}" for n, _, k, _ in SOURCE_PCS])
+def test_each_source_load_and_store_has_its_own_pc(name, params, kernel, counts):
+    t = workloads.make(name, "tiny", **params)
+    mem = [(k.space == Space.GLOBAL) | (k.space == Space.SHARED) | (k.space == Space.LOCAL) for k in t.kernels]
+    launches = [(k, m) for k, m in zip(t.kernels, mem) if k.name == kernel]
+    assert launches
+    for k, m in launches:
+        got = tuple(np.unique(k.pc[m & (k.op_class == c)]).size for c in (OpClass.LOAD, OpClass.STORE))
+        assert got == counts, f"{name} {kernel}: (load, store) PCs {got}, the source has {counts}"
+
+
+def test_srad_reduce_tree_has_a_pc_per_shared_array():
+    # reduce's tree: d_psum[tx] = d_psum[tx] + d_psum[tx-i/2]; d_psum2[tx] = ... (two statements).
+    # Its first launch has full CTAs: d_sums, d_sums2 (2 global), the tree's 4 shared loads and
+    # the 2 of the final write
+    k = next(k for k in tiny("srad").kernels if k.name == "reduce")
+    ld = k.op_class == OpClass.LOAD
+    assert [np.unique(k.pc[ld & (k.space == s)]).size for s in (Space.GLOBAL, Space.SHARED)] == [2, 6]
+
+
 # ---- characterization -------------------------------------------------------------------------
 
 def test_characterization_tells_the_locality_classes_apart():

@@ -18,7 +18,12 @@ Model:
 - Each DSL call is one warp instruction for every warp with at least one active lane. Its PC is its
   call site (the Python call stack from the kernel's creator down to the call), so a Python loop
   body keeps one PC per instruction like a compiled loop; ``k.unroll`` gives unrolled copies their
-  own PCs, as ``#pragma unroll`` does.
+  own PCs, as ``#pragma unroll`` does. So a Python ``for`` loop or comprehension around a call
+  (``[k.load(A, i + q) for q in range(4)]``) is *one* instruction issued four times: a loop in the
+  CUDA source. Straight-line source code (``D0 = A[i0]; D1 = A[i1]; ...``), a ``#pragma unroll``
+  loop and a device function inlined at several call sites are separate instructions and need
+  ``for q in k.unroll(4)`` (or separate calls). PC-keyed hardware (LoSCache's predictor, the
+  instruction cache) sees the difference. ``count=n`` on alu/sfu/fp64 also repeats one PC.
 - Divergence: ``with k.where(cond)`` narrows the active mask, ``with k.otherwise()`` runs the
   complementary path (both paths are emitted, each for the warps where it is non-empty);
   ``for i in k.loop(trips)`` iterates while any lane has ``i < trips`` and a warp issues an
@@ -445,7 +450,9 @@ class KernelBuilder:
                 self._pop()
 
     def unroll(self, n: int) -> Iterator[int]:
-        """A fully unrolled loop: each copy of the body gets its own PCs, as after #pragma unroll."""
+        """A fully unrolled loop: each copy of the body gets its own PCs, as after #pragma unroll.
+        Also the way to write straight-line source code (``D0 = A[i0]; D1 = A[i1]; ...``) as a
+        Python loop: a plain Python loop would give every copy the same PC."""
         for i in range(_integer(n, f"kernel {self.name!r}: unroll count")):
             self._unroll.append(i)
             try:

@@ -176,9 +176,10 @@ def build(keys: int = 262144, queries: int = 256, range_queries: int = 128, rang
             thid, bid = k.threadIdx.x, k.blockIdx.x
             k.alu(op="S2R", count=2)
             for i in k.loop(height):
-                for cur_arr, off_arr, key_arr, nodes, slots, qk in (
-                        (currKnode, offset, startD, s_nodes, s_slots, start),
-                        (lastKnode, offset_2, endD, e_nodes, e_slots, np.minimum(end, keys - 1))):
+                halves = ((currKnode, offset, startD, s_nodes, s_slots, start),
+                          (lastKnode, offset_2, endD, e_nodes, e_slots, np.minimum(end, keys - 1)))
+                for h in k.unroll(2):                   # the source writes the start and end tests out twice
+                    cur_arr, off_arr, key_arr, nodes, slots, qk = halves[h]
                     cur = k.load(cur_arr, bid)
                     key = k.load(key_arr, bid)
                     node = nodes[i][bid]

@@ -9,9 +9,10 @@ NDIM = 3); nelr = nel rounded up to BLOCK_SIZE (192) and the padding elements co
 element's neighbours; every kernel runs nelr/192 CTAs of 192 threads, i = blockDim.x*blockIdx.x
 + threadIdx.x, without a bounds check. Per iteration: compute_step_factor, then RK = 3 times
 compute_flux and time_step (old_variables is refreshed by a device-to-device cudaMemcpy, not a
-kernel). compute_flux reads its element's 5 variables, then for each of the 4 faces the neighbour
-index and normal; if (nb >= 0) it gathers the neighbour's 5 variables (the irregular part), else
-if (nb == -1) a wing wall or (nb == -2) the far field (constants).
+kernel). compute_flux reads its element's 5 variables, then for each of the 4 faces (a loop under
+``#pragma unroll``: each face has its own instructions) the neighbour index and normal; if
+(nb >= 0) it gathers the neighbour's 5 variables (the irregular part), else if (nb == -1) a wing
+wall or (nb == -2) the far field (constants).
 The mesh is generated (Rodinia ships fvcorr.domn.097K): elements of a 3-D lattice with 4 face
 neighbours each, as in a tetrahedral mesh, numbered in lattice order with random swaps inside
 blocks of 64 elements, so neighbours are near but not adjacent in memory; faces leaving the
@@ -95,7 +96,7 @@ def build(nel: int = 6144, iterations: int = 1, seed: int = 0):
         with p.kernel("cuda_compute_step_factor", grid=grid, block=BLOCK, regs=20) as k:
             i = index(k)
             rho = k.load(variables, i)
-            mom = [k.load(variables, i + (1 + d) * nelr) for d in range(NDIM)]
+            mom = [k.load(variables, i + (1 + d) * nelr) for d in k.unroll(NDIM)]   # momentum.x, .y, .z: three loads
             energy = k.load(variables, i + 4 * nelr)
             _, sq, _, sound = flow_state(k, rho, mom, energy)
             a = k.load(areas, i)
@@ -108,23 +109,23 @@ def build(nel: int = 6144, iterations: int = 1, seed: int = 0):
             with p.kernel("cuda_compute_flux", grid=grid, block=BLOCK, regs=63) as k:
                 i = index(k)
                 rho = k.load(variables, i, dst=k.reg())
-                mom = [k.load(variables, i + (1 + d) * nelr) for d in range(NDIM)]
+                mom = [k.load(variables, i + (1 + d) * nelr) for d in k.unroll(NDIM)]
                 energy = k.load(variables, i + 4 * nelr)
                 vel, sq, pres, sound = flow_state(k, rho, mom, energy)
                 k.alu(vel, pres, op="FFMA", count=12, dst=k.reg())    # compute_flux_contribution
                 speed = k.sfu(sq, op="MUFU.RSQ", dst=k.reg())
                 flux = k.reg()
                 k.alu(op="MOV", count=5, dst=flux)
-                for jj in k.loop(NNB):
+                for jj in k.unroll(NNB):                    # #pragma unroll: each face has its own loads
                     nb_host = k.gather(ese_flat, i + jj * nelr)
                     nb = k.load(elements, i + jj * nelr)
-                    nrm = [k.load(normals, i + (jj + d * NNB) * nelr) for d in range(NDIM)]
+                    nrm = [k.load(normals, i + (jj + d * NNB) * nelr) for d in k.unroll(NDIM)]
                     ln = k.alu(*nrm, op="FFMA", count=3)
                     ln = k.alu(k.sfu(ln, op="MUFU.RSQ"), ln, op="FMUL")
                     k.alu(nb, op="ISETP.GE.AND")
                     with k.where(nb_host >= 0):
                         rho_n = k.load(variables, nb_host, deps=nb)
-                        mom_n = [k.load(variables, nb_host + (1 + d) * nelr, deps=nb) for d in range(NDIM)]
+                        mom_n = [k.load(variables, nb_host + (1 + d) * nelr, deps=nb) for d in k.unroll(NDIM)]
                         e_n = k.load(variables, nb_host + 4 * nelr, deps=nb)
                         _, sq_n, pres_n, sound_n = flow_state(k, rho_n, mom_n, e_n)
                         k.alu(mom_n, pres_n, op="FFMA", count=12)         # the neighbour's contribution
@@ -139,13 +140,14 @@ def build(nel: int = 6144, iterations: int = 1, seed: int = 0):
                         with k.where(nb_host == -2):                         # far field
                             ff = k.const()
                             k.alu(flux, ln, ff, op="FFMA", count=15, dst=flux)
-                for v in range(NVAR):
+                for v in k.unroll(NVAR):                    # five fluxes[...] = statements
                     k.store(fluxes, i + v * nelr, flux)
             with p.kernel("cuda_time_step", grid=grid, block=BLOCK, regs=16) as k:
                 i = index(k)
                 sf = k.load(step_factors, i)
                 factor = k.alu(k.sfu(sf, op="MUFU.RCP"), sf, op="FFMA", count=2)
-                for v in (0, 4, 1, 2, 3):                    # the source's order: density, energy, momentum
+                for q in k.unroll(NVAR):                     # five statements, in the source's order:
+                    v = (0, 4, 1, 2, 3)[q]                   # density, energy, momentum
                     o = k.load(old_variables, i + v * nelr)
                     f = k.load(fluxes, i + v * nelr)
                     k.store(variables, i + v * nelr, k.alu(o, factor, f, op="FFMA"))

@@ -38,7 +38,8 @@ def build(n: int = 64, ni: int | None = None, nj: int | None = None, nk: int | N
             k.alu(op="ISETP.LT.AND", count=3)
             with k.where((j < nj - 1) & (kk < nk - 1) & (j > 0) & (kk > 0)):
                 acc = None
-                for di, dj, dk in TAPS:
+                for t in k.unroll(len(TAPS)):        # straight-line source: one load instruction per tap
+                    di, dj, dk = TAPS[t]
                     v = k.load(A, (i + di) * (nk * nj) + (j + dj) * nk + (kk + dk))
                     acc = k.alu(v, acc, op="FFMA" if acc is not None else "FMUL")
                 k.alu(acc, op="FFMA", count=4)       # the repeated terms still add their products

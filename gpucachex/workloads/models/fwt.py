@@ -39,9 +39,9 @@ def build(log2n: int = 16):
             k.alu(op="IMAD", count=4)
             lo = pos & (stride - 1)
             i0 = ((pos - lo) << 2) + lo
-            vals = [k.load(d, base + i0 + q * stride) for q in range(4)]
+            vals = [k.load(d, base + i0 + q * stride) for q in k.unroll(4)]    # D0..D3 = d_Src[i0..i3]
             out = k.alu(*vals, op="FADD", count=8)
-            for q in range(4):
+            for q in k.unroll(4):                              # d_Dst[i0..i3] = ...: four statements
                 k.store(d, base + i0 + q * stride, out)
 
     def batch1(d, m, log2n_left):
@@ -62,9 +62,9 @@ def build(log2n: int = 16):
                 i0 = ((tid - lo) << 2) + lo
                 k.alu(op="LOP3.LUT", count=3)
                 k.sync()
-                vals = [k.load(s, i0 + q * stride) for q in range(4)]
+                vals = [k.load(s, i0 + q * stride) for q in k.unroll(4)]   # D0..D3 = s_data[i0..i3]
                 out = k.alu(*vals, op="FADD", count=8)
-                for q in range(4):
+                for q in k.unroll(4):                          # s_data[i0..i3] = ...: four statements
                     k.store(s, i0 + q * stride, out)
                 stride >>= 2
             if log2n_left & 1:

@@ -44,8 +44,8 @@ def build(n: int = 128, nz: int = 8, iterations: int = 2):
 
             def layer(z, last=False):
                 r = k.alu(temp2, op="FMUL")
-                for nb in (W, E, S, N):
-                    r = k.alu(r, k.load(t_in, nb + z * xy), op="FFMA")
+                for q in k.unroll(4):                # tIn[W], tIn[E], tIn[S], tIn[N]: four loads in the source
+                    r = k.alu(r, k.load(t_in, (W, E, S, N)[q] + z * xy), op="FFMA")
                 r = k.alu(r, temp3, op="FFMA", count=2)
                 r = k.alu(r, k.load(pw, c + z * xy), op="FFMA", count=2)
                 k.store(t_out, c + z * xy, r)

@@ -24,6 +24,8 @@ from gpucachex.workloads.spec import ModelSpec
 
 EQUATIONS, PARAMETERS = 91, 18
 ECC_LOADS = list(range(0, 21)) + list(range(22, 40))
+# kernel_cam's three calls: (valu_offset, params_offset, com_offset, the d_initvalu index of its Ca)
+CAM_CALLS = ((46, 0, 0, 35), (61, 5, 1, 36), (76, 10, 2, 37))
 
 
 def _math(k, inputs, exp=0, log=0, pow_=0, sqrt=0, div=0, fma=0):
@@ -65,19 +67,23 @@ def build(launches: int = 100):
         k.alu(op="ISETP.NE.AND", count=2)
         with k.where((bx == 0) & (tx == 0)):                       # kernel_ecc
             cycle = k.load(d_params, 15)
-            vals = [k.load(d_initvalu, off) for off in ECC_LOADS]
+            # straight-line source: d_initvalu_1 = d_initvalu[offset_1]; ... one load each, and
+            # d_finavalu[offset_1] = ...; ... one store each
+            vals = [k.load(d_initvalu, ECC_LOADS[q]) for q in k.unroll(len(ECC_LOADS))]
             r = _math(k, [cycle] + vals[-2:], exp=59, log=9, pow_=52, sqrt=2, div=151, fma=550)
-            for off in range(46):
+            for off in k.unroll(46):
                 k.store(d_finavalu, off, r)
         with k.where((bx == 1) & (tx == 0)):                       # three kernel_cam calls
-            for valu_offset, params_offset, com_offset, ca in ((46, 0, 0, 35), (61, 5, 1, 36), (76, 10, 2, 37)):
+            # kernel_cam is inlined at each of its three call sites: three copies of its code
+            for call in k.unroll(3):
+                valu_offset, params_offset, com_offset, ca = CAM_CALLS[call]
                 c = k.load(d_initvalu, ca)
                 c = k.alu(c, op="FMUL")
-                prm = [k.load(d_params, params_offset + i) for i in (1, 2, 3, 4)]
+                prm = [k.load(d_params, params_offset + 1 + i) for i in k.unroll(4)]   # Btot .. PP1tot
                 prm += [k.load(d_params, 16), k.load(d_params, 17)]
-                vals = [k.load(d_initvalu, valu_offset + i) for i in range(15)]
+                vals = [k.load(d_initvalu, valu_offset + i) for i in k.unroll(15)]
                 r = _math(k, [c] + prm[:1] + vals[:1], pow_=11, div=35, fma=170)
-                for i in range(15):
+                for i in k.unroll(15):
                     k.store(d_finavalu, valu_offset + i, r)
                 k.store(d_finavalu, com_offset, r)             # the source writes finavalu[com_offset], not d_com
     trace = p.trace()

@@ -62,7 +62,8 @@ def build(nr: int = 128, nc: int = 128, niter: int = 2):
                 cond = cond & extra
             k.alu(op="ISETP.EQ.AND", count=2)
             with k.where(cond):
-                for s in (psum, psum2):
+                for q in k.unroll(2):                     # d_psum and d_psum2: two statements
+                    s = (psum, psum2)[q]
                     a = k.load(s, tx)
                     b = k.load(s, tx - i // 2)
                     k.store(s, tx, k.alu(a, b, op="FADD"))

@@ -67,7 +67,8 @@ def build(nx: int = 128, ny: int = 128, nz: int = 16, iterations: int = 1):
                     selects = ((y_h, idx3(ii, j + 1, kk), sid + 2 * TX),
                                (y_l, idx3(ii, j - 1, kk), sid - 2 * TX),
                                (x_bound, idx3(ii + x_off, j, kk), sid + x_off))
-                    for r, (bound, g_idx, s_idx) in zip(vals, selects):
+                    for q in k.unroll(3):               # a_top, a_down, a_left_right: three statements
+                        r, (bound, g_idx, s_idx) = vals[q], selects[q]
                         with k.where(bound):
                             k.load(a0, g_idx, dst=r)
                         with k.otherwise():
