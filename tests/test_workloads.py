@@ -575,6 +575,34 @@ def test_functional_l1_sees_only_the_loads_the_l1d_caches(opcode, l1_hit):
     assert simulate("gtx480", t, energy=False)["l1d_hit_rate"] == l1_hit
 
 
+@pytest.mark.parametrize("store, l1_hit, fills", [("STG.E", 0.0, 2), ("STG.E.CG", 0.5, 1), ("RED.E.ADD", 0.5, 1),
+                                                  ("STL", 2 / 3, 1), (None, 0.5, 1)])
+def test_functional_l1_global_stores_write_evict(store, l1_hit, fills):
+    """Load A, store A, load A on one SM: a global store evicts the line from the L1D (Fermi's
+    write-evict, as in the timing model), so the second load misses. A .CG store and an atomic go
+    to the L2 without touching the L1D; a local store is an access of the write-back L1D and keeps
+    the line. The functional rate counts loads and local accesses only; the timing model's line
+    fills say whether the second load missed."""
+    line = tracebuild.lanes(0x10000000)
+    between = [] if store is None else [tracebuild.st(line, opcode=store, src=(1,))]
+    ld = "LDL" if store == "STL" else "LDG.E"
+    prog = [tracebuild.ld(1, line, opcode=ld), *between, tracebuild.ld(2, line, opcode=ld, src=(1,)),
+            tracebuild.Inst("EXIT")]
+    t = tracebuild.build([tracebuild.KernelSpec([[prog]], threads_per_cta=32)])
+    assert characterize(t)["l1_hit"] == l1_hit
+    assert simulate("gtx480", t, energy=False)["l1d_fills"] == fills
+
+
+def test_functional_l1_is_lru():
+    # without stores the write-evict pass is the LRU cache that cache_run simulates
+    from gpucachex import cache_run
+    from gpucachex.workloads.characterize import l1_write_evict_hits
+
+    lines = np.random.default_rng(1).integers(0, 400, size=20000)
+    r = cache_run((lines * 128).astype(np.uint64), sets=32, ways=4, line_bytes=128, policy="lru")
+    assert l1_write_evict_hits(lines, np.zeros(lines.size, dtype=bool), 32, 4) == (r["hits"], r["accesses"])
+
+
 def test_characterization_refuses_what_it_cannot_count():
     t = tiny("vectoradd")
     # n_sms = 0 divided by zero and returned numbers; a granularity of 0 or 96 formed no blocks.

@@ -7,7 +7,7 @@ Two layers with a clear boundary:
 - `characterize(trace)` needs no timing model: warp utilisation; coalesced 128-B line requests;
   lines touched by more than one CTA and by more than one SM under round-robin CTA-to-SM
   assignment; requests per line; reuse split into intra-CTA and inter-CTA; and *functional* L1
-  and L2 hit rates from `gpucachex.cache_run` on an approximate interleaving (below).
+  and L2 hit rates on an approximate interleaving (below).
 - `simulated_metrics(trace, preset)` runs the timing model (`gpucachex.simulate`) on the `gtx480`
   preset: L1D and L2 hit rates, L2 accesses per distinct line, cycles and IPC.
 
@@ -15,10 +15,11 @@ The functional interleaving: CTAs go round-robin to `n_sms` SMs and run in waves
 Fermi GTX480 occupancy (8 CTAs, 1536 threads, 32768 registers, 48 KB shared memory per SM);
 resident warps issue in loose round-robin, one instruction each per step, so the stream is
 ordered by (kernel, wave, instruction index within the warp, SM, CTA, warp). Each SM's L1D
-(16 KB, 4-way, 128-B lines, LRU) sees its global loads and local loads/stores (global stores
-write-evict, atomics and uncached global loads such as .CG go to the L2, as on Fermi); the L2 (768 KB, 16-way, 128-B lines, LRU,
-write-back) sees every global and local request of all SMs in that order, *not* filtered by
-the L1s (cache_run gives counts, not per-access outcomes).
+(16 KB, 4-way, 128-B lines, LRU) sees its global loads and local loads/stores, and a global
+store evicts its line (write-evict, as on Fermi; `l1_write_evict_hits`); atomics and uncached
+global loads and stores such as .CG go to the L2 only. The L2 (768 KB, 16-way, 128-B lines,
+LRU, write-back, `cache_run`) sees every global and local request of all SMs in that order, *not*
+filtered by the L1s (cache_run gives counts, not per-access outcomes).
 """
 from __future__ import annotations
 
@@ -176,18 +177,46 @@ def characterize(trace: Trace, n_sms: int = N_SMS) -> dict:
     return out
 
 
+def l1_write_evict_hits(lines: np.ndarray, evict: np.ndarray, sets: int, ways: int) -> tuple[int, int]:
+    """(hits, accesses) of an LRU cache of `sets` x `ways` lines (set = line mod sets, as
+    cache_run's "mod" index) on the stream of line numbers `lines`, where `evict` marks global
+    stores: write-evict, no allocate, so such a store drops its line if present and is not an
+    access of this cache. The other entries (loads, local loads and stores) allocate on a miss;
+    a write-back line's dirtiness changes no hit, so local stores count like loads.
+
+    cache_run has no write-evict mode (a write hit there keeps the line), hence this pass."""
+    cache: list[dict[int, None]] = [{} for _ in range(sets)]    # insertion order = LRU order
+    hits = acc = 0
+    for line, ev in zip(lines.tolist(), evict.tolist()):
+        s = cache[line % sets]
+        if ev:
+            s.pop(line, None)
+            continue
+        acc += 1
+        if line in s:
+            hits += 1
+            del s[line]                                          # move to the MRU end
+        elif len(s) == ways:
+            del s[next(iter(s))]                                 # evict the LRU line
+        s[line] = None
+    return hits, acc
+
+
 def functional_hit_rates(req: dict[str, np.ndarray]) -> dict[str, float]:
-    """Functional L1 (per SM, cached loads and local accesses) and L2 (all requests) hit rates."""
+    """Functional L1 (per SM: cached global loads and local accesses, global stores evicting
+    their line) and L2 (all requests) hit rates."""
     addr = (req["block"] * LINE).astype(np.uint64)
-    l1_use = (~req["write"] & ~req["atomic"] & ~req["bypass"]) | req["local"]
+    # Fermi's L1D (and the timing model's): global stores write-evict, so a store between two
+    # loads of a line makes the second one miss; atomics and .CG accesses go to the L2 only.
+    evict = req["write"] & ~req["atomic"] & ~req["bypass"] & ~req["local"]
+    l1_use = ~req["atomic"] & ~req["bypass"]          # local accesses are never atomic nor bypass
     hits = acc = 0
     for sm in np.unique(req["sm"]):
         sel = l1_use & (req["sm"] == sm)
         if sel.any():
-            s = cache_run(np.ascontiguousarray(addr[sel]), writes=np.ascontiguousarray(req["write"][sel]),
-                          policy="lru", **L1)
-            hits += s["hits"]
-            acc += s["accesses"]
+            h, a = l1_write_evict_hits(req["block"][sel], evict[sel], L1["sets"], L1["ways"])   # LINE = L1 lines
+            hits += h
+            acc += a
     l2 = cache_run(np.ascontiguousarray(addr), writes=np.ascontiguousarray(req["write"]), policy="lru", **L2)
     return {"l1_hit": hits / acc if acc else 0.0, "l2_hit": l2["hits"] / l2["accesses"] if l2["accesses"] else 0.0}
 
@@ -357,10 +386,11 @@ def write_table(rows: list[dict], size: str, path: str | Path, medium: list[dict
         "15 SMs with CTAs assigned round-robin (inter-core locality); **reuse intra/inter/kernel**: where the",
         "re-references of 32-B sectors come from — the CTA that already touched the sector in this kernel,",
         "another CTA of the kernel, or only an earlier kernel (LoSCache's intra- and inter-CTA locality);",
-        "**L1/L2 hit (func.)**: *functional* hit rates from `gpucachex.cache_run` (16 KB 4-way L1 per SM on",
-        "its loads and local accesses, 768 KB 16-way L2 on all requests, not filtered by the L1s) over an",
-        "approximate loose-round-robin interleaving; **L1D/L2 hit (gtx480)**: the timing model's hit rates",
-        "on the `gtx480` preset (L2 accesses are what the L1Ds miss, pending hits count as misses);",
+        "**L1/L2 hit (func.)**: *functional* LRU hit rates (16 KB 4-way L1 per SM on its loads and local",
+        "accesses, global stores evicting their line; 768 KB 16-way L2 on all requests, not filtered by the",
+        "L1s) over an approximate loose-round-robin interleaving; **L1D/L2 hit (gtx480)**: the timing",
+        "model's hit rates on the `gtx480` preset (L2 accesses are what the L1Ds miss, pending hits count",
+        "as misses);",
         "**L2 acc/line**: the timing model's L2 accesses per distinct 128-B line (LoSCache's re-references).",
         "",
         "| model | class | " + " | ".join(h for _, h, _ in COLUMNS) + " |",
