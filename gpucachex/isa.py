@@ -30,8 +30,9 @@ OPCODE_TABLE: dict[str, tuple[int, int]] = {
     "TEX": (_L, Space.TEX), "TLD": (_L, Space.TEX), "TLD4": (_L, Space.TEX), "TXQ": (_L, Space.TEX),
     "TMML": (_L, Space.TEX), "TXD": (_L, Space.TEX), "TEXS": (_L, Space.TEX), "TLDS": (_L, Space.TEX),
     "TLD4S": (_L, Space.TEX), "TXA": (_L, Space.TEX),
-    # surface memory (read, written and updated through the texture path)
-    "SULD": (_L, Space.TEX), "SUST": (_S, Space.TEX), "SUATOM": (_A, Space.TEX), "SURED": (_A, Space.TEX),
+    # surface memory: a surface is a CUDA array in global memory that the texture path reads, writes
+    # and updates. Global, not 'tex': tex is read-only, and a trace writing it is refused.
+    "SULD": (_L, Space.GLOBAL), "SUST": (_S, Space.GLOBAL), "SUATOM": (_A, Space.GLOBAL), "SURED": (_A, Space.GLOBAL),
     # special function unit
     "MUFU": (OpClass.SFU, Space.NONE), "RRO": (OpClass.SFU, Space.NONE),
     # double precision

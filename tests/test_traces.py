@@ -277,13 +277,32 @@ def test_an_unknown_opcode_with_addresses_is_an_error_not_an_alu_instruction(tmp
     assert k.addresses.tolist() == [0x40, 0x80, 0x84]
 
 
-@pytest.mark.parametrize("opcode,cls", [("TEXS", OpClass.LOAD), ("TLDS.LZ", OpClass.LOAD), ("TLD4S", OpClass.LOAD),
-                                        ("SUATOM.D", OpClass.ATOMIC), ("SURED.E", OpClass.ATOMIC),
-                                        ("CCTL.E", OpClass.MEMBAR)])
-def test_texture_surface_and_cache_control_opcodes_may_carry_addresses(tmp_path, opcode, cls):
+@pytest.mark.parametrize("opcode,cls,space", [("TEXS", OpClass.LOAD, Space.TEX), ("TLDS.LZ", OpClass.LOAD, Space.TEX),
+                                              ("TLD4S", OpClass.LOAD, Space.TEX),
+                                              ("SUATOM.D", OpClass.ATOMIC, Space.GLOBAL),
+                                              ("SURED.E", OpClass.ATOMIC, Space.GLOBAL),
+                                              ("CCTL.E", OpClass.MEMBAR, Space.NONE)])
+def test_texture_surface_and_cache_control_opcodes_may_carry_addresses(tmp_path, opcode, cls, space):
     k = one_kernel(tmp_path, [f"0010 00000001 1 R2 {opcode} 1 R4 4 1 0x40 0", "0020 ffffffff 0 EXIT 0 0"])
-    assert k.op_class[0] == cls and k.space[0] == (Space.NONE if cls == OpClass.MEMBAR else Space.TEX)
+    assert k.op_class[0] == cls and k.space[0] == space
     assert k.width[0] == 4 and k.addresses.tolist() == [0x40]
+
+
+def test_surface_stores_and_atomics_write_global_memory(tmp_path):
+    # A surface is a CUDA array in global memory. Classified as 'tex', which is read-only, a trace
+    # with SUST, SURED or SUATOM was refused when it was simulated.
+    lines = ["0010 00000001 0 SUST.D.BA.2D.TRAP 1 R4 4 1 0x1000 0",
+             "0020 00000003 0 SURED.E.ADD.STRONG.GPU 1 R4 4 1 0x2000 4",
+             "0030 00000001 1 R2 SUATOM.D.ADD 1 R4 4 1 0x3000 0",
+             "0040 00000001 1 R3 SULD.D.BA.2D 1 R4 4 1 0x4000 0",
+             "0050 ffffffff 0 EXIT 0 0"]
+    trace = gpucachex.load_trace(write(tmp_path, header() + tb(0, {0: lines})))
+    k = trace.kernels[0]
+    assert k.op_class.tolist() == [OpClass.STORE, OpClass.ATOMIC, OpClass.ATOMIC, OpClass.LOAD, OpClass.EXIT]
+    assert [Space.NAMES[s] for s in k.space] == ["global"] * 4 + ["none"]
+    r = gpucachex.simulate("gtx480", trace, energy=False)
+    # the SUST is the L1D's one write access (write-evict) and the L2's one write; SULD a read
+    assert r["l1d_write_accesses"] == 1 and r["l2_write_accesses"] == 1 and r["l1d_read_accesses"] == 1
 
 
 # Window bases of the recorded bfs trace: the shared base 32 MB above the local base.
