@@ -418,6 +418,19 @@ def test_hotspot_writes_every_cell_once():
     assert a.size == n * n and np.unique(a).size == n * n
 
 
+def test_hotspot_short_last_launch_steps_its_own_tiles():
+    # sim_time 3 with pyramid_height 2: launches of iteration = MIN(2, 3 - t) = 2, then 1. The grid
+    # (4x4, small block 12) and the border (2) come from pyramid_height; the kernel's small block
+    # is 16 - 2*iteration, 14 in the last launch, whose computing threads still write each cell
+    # once (12-cell steps would write the tiles' overlaps twice: 2916 lanes)
+    n = 48
+    t = workloads.make("hotspot", n=n, pyramid_height=2, sim_time=3)
+    assert [k.grid for k in t.kernels] == [(4, 4, 1)] * 2
+    for k, dst in zip(t.kernels, ("MatrixTemp[1]", "MatrixTemp[0]")):
+        a = row_addresses(k, np.flatnonzero(opcode_is(t, k, "STG")))
+        assert a.size == n * n and np.unique(a).size == n * n and in_array(k, a, dst).all()
+
+
 def test_hotspot3d_loads_per_column():
     n, nz = 64, 4
     t = tiny("hotspot3d")

@@ -2,11 +2,13 @@
 
 Source: Rodinia, hotspot, kernel ``calculate_temp`` (hotspot.cu).
 
-BLOCK_SIZE = 16; EXPAND_RATE = 2; border = pyramid_height; small_block = 16 - 2*pyramid_height;
-grid (ceil(cols/small_block), ceil(rows/small_block)) of 16x16 threads; the host launches
-``for (t = 0; t < total_iterations; t += pyramid_height) calculate_temp<<<...>>>(MIN(pyramid_height,
-total_iterations - t), power, temp[src], temp[dst], ...)`` swapping temp buffers. Per thread:
-blkY = small_block*by - border, blkX likewise; yidx = blkY + ty, xidx = blkX + tx;
+BLOCK_SIZE = 16; EXPAND_RATE = 2; border = pyramid_height; the host sizes the grid
+(ceil(cols/smallBlockCol), ceil(rows/smallBlockRow)) of 16x16 threads with smallBlockCol = 16 -
+2*pyramid_height and launches ``for (t = 0; t < total_iterations; t += pyramid_height)
+calculate_temp<<<...>>>(MIN(pyramid_height, total_iterations - t), power, temp[src], temp[dst], ...)``
+swapping temp buffers. The kernel computes its own small_block = 16 - 2*iteration from that
+argument, so a last, shorter launch steps its tiles further apart than the grid was sized for.
+Per thread: blkY = small_block*by - border, blkX likewise; yidx = blkY + ty, xidx = blkX + tx;
 index = cols*yidx + xidx; if in range: temp_on_cuda[ty][tx] = temp_src[index], power_on_cuda[ty][tx]
 = power[index]; then `iteration` steps in shared memory, each ``if (IN_RANGE(tx, i+1, 14-i) &&
 IN_RANGE(ty, i+1, 14-i) && inside the valid range)`` computing temp_t from the 4 neighbours and
@@ -35,10 +37,13 @@ def build(n: int = 192, pyramid_height: int = 2, sim_time: int = 2):
     for t in range(0, sim_time, pyramid_height):
         src, dst = dst, src
         iteration = min(pyramid_height, sim_time - t)
+        # small_block_rows = BLOCK_SIZE - iteration*2: from the launch's own iteration count, while
+        # the grid and the border come from pyramid_height
+        small_k = BS - 2 * iteration
         with p.kernel("calculate_temp", grid=grid, block=(BS, BS), regs=32) as k:
             tx, ty = k.threadIdx.x, k.threadIdx.y
-            blk_y = small * k.blockIdx.y - border
-            blk_x = small * k.blockIdx.x - border
+            blk_y = small_k * k.blockIdx.y - border
+            blk_x = small_k * k.blockIdx.x - border
             yidx, xidx = blk_y + ty, blk_x + tx
             index = cols * yidx + xidx
             T_on = k.shared("temp_on_cuda", BS * BS)
