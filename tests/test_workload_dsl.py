@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from gpucachex.trace import NO_REG, OpClass, Space
-from gpucachex.workloads.dsl import HEAP_BASE, N_PINNED, PC_STEP, Program, popcount
+from gpucachex.workloads.dsl import HEAP_BASE, N_PINNED, PC_STEP, Array, Program, popcount
 
 
 def lanes_of(mask: int) -> list[int]:
@@ -207,6 +207,123 @@ def test_indices_trip_counts_and_launch_shapes_must_be_integers():
         Program("t").kernel("k", grid=1, block=32, regs=3.5)
     with pytest.raises(TypeError, match="kernel 'k': dynamic_shared must be an integer, got str '64'"):
         Program("t").kernel("k", grid=1, block=32, dynamic_shared="64")
+
+
+def test_sizes_of_kernel_arrays_and_register_groups_are_positive():
+    # A size of 0 or less moved the allocation cursor backwards: the next shared array overlapped
+    # the first, a local array got a negative word offset, pinned registers were handed out twice.
+    p = Program("t")
+    with p.kernel("k", grid=1, block=32) as k:
+        for n in (0, -16):
+            with pytest.raises(ValueError, match=f"kernel 'k': shared array 'S': element count must be at least 1, "
+                                                 f"got {n}"):
+                k.shared("S", n)
+            with pytest.raises(ValueError, match=f"kernel 'k': local array 'L': element count must be at least 1, "
+                                                 f"got {n}"):
+                k.local("L", n)
+            with pytest.raises(ValueError, match=f"kernel 'k': regs\\(\\) count must be at least 1, got {n}"):
+                k.regs(n)
+        a, b = k.shared("A", 16), k.shared("B", 16)
+        assert b.base == a.base + 64
+
+
+def test_gather_indices_are_checked_on_active_lanes():
+    p = Program("t")
+    data = np.arange(100) * 10
+    with p.kernel("k", grid=1, block=32) as k:
+        # numpy wrapped -1 to data[99]: lane 0 read 990
+        with pytest.raises(IndexError, match="kernel 'k': gather index -1 outside data of 100 elements"):
+            k.gather(data, k.threadIdx.x - 1)
+        with pytest.raises(IndexError, match="kernel 'k': gather index 100 outside data of 100 elements"):
+            k.gather(data, k.threadIdx.x + 69)
+        with k.where(k.threadIdx.x > 0):                            # inactive lanes are not checked
+            assert k.gather(data, k.threadIdx.x - 1)[:3].tolist() == [0, 0, 10]
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p, k: Program("u").array("A", 10.9), "array 'A': element count must be an integer, got float 10.9"),
+    (lambda p, k: Program("u").array("A", "10"), "array 'A': element count must be an integer, got str '10'"),
+    (lambda p, k: k.load(p.arrays["a"], 0, width=4.7), "kernel 'k': load width must be an integer, got float 4.7"),
+    (lambda p, k: k.store(p.arrays["a"], 0, width=8.0), "kernel 'k': store width must be an integer, got float 8.0"),
+    (lambda p, k: k.atomic(p.arrays["a"], 0, width=4.0), "kernel 'k': atomic width must be an integer"),
+    (lambda p, k: k.alu(op="FADD", count=2.9), "kernel 'k': FADD count must be an integer, got float 2.9"),
+    (lambda p, k: k.sfu(op="MUFU.RCP", count=np.float64(2)), "kernel 'k': MUFU.RCP count must be an integer"),
+    (lambda p, k: k.shared("S", 4.5), "kernel 'k': shared array 'S': element count must be an integer, got float"),
+    (lambda p, k: k.local("L", 2.0), "kernel 'k': local array 'L': element count must be an integer, got float"),
+    (lambda p, k: k.regs(2.0), r"kernel 'k': regs\(\) count must be an integer, got float 2.0"),
+    (lambda p, k: p.copy_in(p.arrays["a"], 8.5), "copy_in 'a': bytes must be an integer, got float 8.5"),
+])
+def test_counts_sizes_and_widths_are_not_truncated(make, message):
+    # int() made 10.9 elements 10, a 4.7-byte width 4 and count 2.9 two instructions
+    p = Program("t")
+    p.array("a", 64)
+    with p.kernel("k", grid=1, block=32) as k:
+        with pytest.raises(TypeError, match=message):
+            make(p, k)
+
+
+def test_a_copy_stays_inside_its_array():
+    p = Program("t")
+    b = p.array("b", 4, copy_in=False)                              # 16 bytes; the heap pads it to 256
+    for nbytes in (17, 1 << 20, -8):
+        with pytest.raises(ValueError, match=f"copy_in 'b': {nbytes} bytes, outside 0 to 16 \\(the array's size\\)"):
+            p.copy_in(b, nbytes)
+    p.copy_in(b, 8)
+    p.copy_in(b)
+    assert p.memcpys == [(0, b.base, 8), (0, b.base, 16)]
+
+
+def test_accesses_are_aligned_to_their_width():
+    # A GPU faults on a float4 at a 4-byte-aligned address; lanes of the accepted trace straddled
+    # 128-B lines, which the coalescer does not expect.
+    p = Program("t")
+    a = p.array("a", 4096)
+    with p.kernel("k", grid=1, block=32) as k:
+        s = k.shared("s", 64)
+        with pytest.raises(ValueError, match=r"kernel 'k': LDG.E.128 at byte 12 of 'a' \(index \* 4\) is not aligned "
+                                             "to its 16-byte width"):
+            k.load(a, 4 * k.threadIdx.x + 3, width=16)
+        with pytest.raises(ValueError, match=r"STS.64 at byte 4 of 's' \(index \* 4\) is not aligned to its 8-byte"):
+            k.store(s, 2 * (k.threadIdx.x % 16) + 1, width=8)
+        with pytest.raises(ValueError, match=r"LDG.E at byte 2 of 'a' \(index \* 4 \+ offset\) is not aligned"):
+            k.load(a, 0, offset=2)
+        with k.where(k.threadIdx.x == 0):                           # inactive lanes are not checked
+            k.load(a, 4 * k.threadIdx.x + 3 * (k.threadIdx.x > 0), width=16)
+        k.load(a, 4 * k.threadIdx.x, width=16)
+        k.store(s, 2 * k.threadIdx.x, width=8)
+        k.load(a, 1, offset=4)
+    assert np.all(p.trace().kernels[0].addresses % 4 == 0)
+
+
+def test_an_array_with_an_unknown_space_is_named_in_the_error():
+    # Building the message indexed Space.NAMES with the bad space and raised IndexError instead.
+    p = Program("t")
+    bad = Array("X", 9, 0, 16, 4)
+    assert repr(bad) == "Array('X', space 9, base=0x0, n=16, elem=4)"
+    with p.kernel("k", grid=1, block=32) as k:
+        with pytest.raises(ValueError, match=r"kernel 'k': no load for array 'X' in space 9 \(the DSL addresses "
+                                             "global, shared and local arrays\\)"):
+            k.load(bad, 0)
+        with pytest.raises(ValueError, match="kernel 'k': no atomics on space 9 memory \\(array 'X'\\)"):
+            k.atomic(bad, 0)
+        with pytest.raises(TypeError, match="kernel 'k': store: expected an Array .* got str"):
+            k.store("X", 0)
+
+
+@pytest.mark.parametrize("op, cls, use", [("LDG.E", "load", "k.load"), ("LDS", "load", "k.load"),
+                                          ("LDC", "load", "k.load/k.const"), ("STG.E", "store", "k.store"),
+                                          ("ATOM.E.ADD", "atomic", "k.atomic"), ("RED.E.ADD", "atomic", "k.atomic"),
+                                          ("EXIT", "exit", "k.exit_where"), ("BAR.SYNC", "barrier", "k.sync")])
+def test_arithmetic_calls_refuse_memory_exit_and_barrier_opcodes(op, cls, use):
+    # k.alu(op="LDG.E") put a load with no address into the trace, k.alu(op="EXIT") an EXIT that
+    # retired no thread, k.alu(op="BAR.SYNC") a barrier the DSL's model knew nothing of.
+    p = Program("t")
+    with p.kernel("k", grid=1, block=32) as k:
+        with pytest.raises(ValueError, match=f"kernel 'k': '{op}' is a {cls} instruction, not arithmetic "
+                                             f"\\(use {use}"):
+            k.alu(op=op)
+        k.alu(op="ISETP.GE.AND")
+        k.alu(op="HMMA.1688")                                        # tensor work is arithmetic too
 
 
 def test_an_array_of_another_program_is_refused():

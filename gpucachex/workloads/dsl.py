@@ -33,8 +33,9 @@ Model:
   per-thread local arrays interleaved word by word across threads (consecutive threads touch
   consecutive words, as GPU local memory is laid out) in a window the launch reserves on the heap.
   Indices, and the bytes an access touches (index * element size + offset, its width), are
-  bounds-checked on active lanes, like a memory checker would. Indices, offsets and trip counts are
-  integers: a float would be truncated where C indexes or compares with it.
+  bounds-checked on active lanes, like a memory checker would, and an access must start at a
+  multiple of its width, as the hardware requires. Indices, offsets, trip counts, sizes, widths and
+  counts are integers: a float would be truncated where C indexes or compares with it.
 - Registers: every value-producing call returns a `Reg` (a virtual register number); passing it
   to a later call as an operand or in ``deps=`` makes that call wait for it, so a load blocks its
   users. Long-lived values (accumulators, loop invariants) should live in registers from
@@ -54,7 +55,7 @@ from typing import Iterator
 import numpy as np
 
 from gpucachex import isa
-from gpucachex.trace import MAX_DST, MAX_GRID, MAX_SRC, NO_REG, WARP_SIZE, Kernel, Space, Trace
+from gpucachex.trace import MAX_DST, MAX_GRID, MAX_SRC, NO_REG, WARP_SIZE, Kernel, OpClass, Space, Trace
 
 HEAP_BASE = 0x8000_0000   # GPGPU-Sim's GLOBAL_HEAP_START: where its cudaMalloc starts allocating
 HEAP_ALIGN = 256          # cudaMalloc alignment (GPGPU-Sim pads every allocation to 256 B)
@@ -112,7 +113,15 @@ class Array:
         return self.n * self.elem
 
     def __repr__(self) -> str:
-        return f"Array({self.name!r}, {Space.NAMES[self.space]}, base={self.base:#x}, n={self.n}, elem={self.elem})"
+        return f"Array({self.name!r}, {_space_name(self.space)}, base={self.base:#x}, n={self.n}, elem={self.elem})"
+
+
+def _space_name(space) -> str:
+    """The name of a memory space, or what the value is: an error message about an Array built by
+    hand with a bad space must not fail while it is being written."""
+    if isinstance(space, (int, np.integer)) and 0 <= space < len(Space.NAMES):
+        return Space.NAMES[space]
+    return f"space {space!r}"
 
 
 def _elem_bytes(dtype) -> int:
@@ -131,6 +140,15 @@ def _integer(value, what: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{what} must be an integer, got {type(value).__name__} {value!r}")
     return int(value)
+
+
+def _count(value, what: str) -> int:
+    """`value` as an integer of at least 1 (an element count, a number of registers): 0 or a
+    negative count would move an allocation cursor backwards and alias the next allocation."""
+    n = _integer(value, what)
+    if n < 1:
+        raise ValueError(f"{what} must be at least 1, got {n}")
+    return n
 
 
 def _dim3(d, what: str, limits: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -183,7 +201,7 @@ class Program:
             raise RuntimeError(f"allocate {name!r} before launching kernel {self._open.name!r}, not inside it")
         if name in self.arrays:
             raise ValueError(f"array {name!r} is already allocated")
-        n = int(n)
+        n = _integer(n, f"array {name!r}: element count")
         if n < 1:
             raise ValueError(f"array {name!r} needs at least one element, got {n}")
         arr = Array(name, Space.GLOBAL, self._heap, n, _elem_bytes(dtype))
@@ -195,9 +213,17 @@ class Program:
 
     def copy_in(self, arr: Array, nbytes: int | None = None) -> None:
         """Record a host-to-device copy into `arr` before the next kernel launch."""
+        if not isinstance(arr, Array):
+            raise TypeError(f"copy_in: expected an Array from p.array, got {type(arr).__name__}")
         if arr.space != Space.GLOBAL:
-            raise ValueError(f"only global arrays are copied from the host, {arr.name!r} is {Space.NAMES[arr.space]}")
-        self.memcpys.append((len(self.kernels), arr.base, arr.nbytes if nbytes is None else int(nbytes)))
+            raise ValueError(f"only global arrays are copied from the host, {arr.name!r} is {_space_name(arr.space)}")
+        if nbytes is None:
+            nbytes = arr.nbytes
+        nbytes = _integer(nbytes, f"copy_in {arr.name!r}: bytes")
+        if not 0 <= nbytes <= arr.nbytes:
+            # a longer copy would write whatever the heap holds after the array
+            raise ValueError(f"copy_in {arr.name!r}: {nbytes} bytes, outside 0 to {arr.nbytes} (the array's size)")
+        self.memcpys.append((len(self.kernels), arr.base, nbytes))
 
     # ---- kernels --------------------------------------------------------------------------
     def kernel(self, name: str, grid, block, *, regs: int = 32, dynamic_shared: int = 0) -> "KernelBuilder":
@@ -511,6 +537,7 @@ class KernelBuilder:
 
     def regs(self, n: int) -> tuple[Reg, ...]:
         """`n` distinct pinned registers for this call site (``a, b = k.regs(2)``)."""
+        n = _count(n, f"kernel {self.name!r}: regs() count")
         site = self._site(0, tag="regs")
         rs = self._pinned.get(site)
         if rs is None:
@@ -625,12 +652,32 @@ class KernelBuilder:
             base, rel = (0, idx * arr.elem + arr.base) if arr.space == Space.SHARED else (arr.base, idx * arr.elem)
             if off is not None:
                 rel += off
+            if off is not None or arr.elem % width or arr.base % width:
+                # A GPU faults on an access not aligned to its width (a float4 at a 4-byte offset),
+                # and the coalescer takes each lane's bytes to lie inside one aligned unit. Global
+                # bases are 256-B aligned, so `rel` tells; shared ones are part of it.
+                bad = (rel & (width - 1)) != 0
+                if dense and mask is not None:
+                    bad &= mask
+                if bad.any():
+                    at = int(rel[np.argmax(bad)]) - (arr.base if arr.space == Space.SHARED else 0)
+                    how = f"index * {arr.elem}" + (" + offset" if off is not None else "")
+                    raise ValueError(f"kernel {self.name!r}: {what} at byte {at} of {arr.name!r} ({how}) is not "
+                                     f"aligned to its {width}-byte width")
         if dense and rel.size and 0 <= int(rel.min()) and int(rel.max()) < 1 << 32:
             # dense ops keep every slot until the kernel is built: 32-bit offsets from the
             # array's base halve that memory
             return base, rel.astype(np.uint32)
         rel += base
         return rel.view(np.uint64)
+
+    def _width(self, arr: Array, width, kind: str) -> int:
+        """The access width in bytes (the element size by default), checking `arr` first: a float
+        width would be truncated, and anything but an Array fails later without saying why."""
+        if not isinstance(arr, Array):
+            raise TypeError(f"kernel {self.name!r}: {kind}: expected an Array from p.array/k.shared/k.local, "
+                            f"got {type(arr).__name__}")
+        return arr.elem if width is None else _integer(width, f"kernel {self.name!r}: {kind} width")
 
     def _mem_opcode(self, arr: Array, kind: str, width: int, bypass_l1: bool) -> str:
         sfx = _WIDTH_SUFFIX.get(width)
@@ -647,14 +694,15 @@ class KernelBuilder:
             if width != 4:
                 raise ValueError("local arrays are modelled with 4-byte elements")
             return "LDL" if kind == "load" else "STL"
-        raise ValueError(f"no {kind} for space {Space.NAMES[arr.space]}")
+        raise ValueError(f"kernel {self.name!r}: no {kind} for array {arr.name!r} in {_space_name(arr.space)} "
+                         f"(the DSL addresses global, shared and local arrays)")
 
     # ---- the instruction set ----------------------------------------------------------------------
     def load(self, arr: Array, index, *, offset=0, width: int | None = None, deps=(), dst: Reg | None = None,
              bypass_l1: bool = False) -> Reg:
         """``v = arr[index]`` (plus `offset` bytes, e.g. a struct field). Returns the destination
         register; `deps` are registers the address depends on (e.g. an index loaded earlier)."""
-        width = arr.elem if width is None else int(width)
+        width = self._width(arr, width, "load")
         op = self._mem_opcode(arr, "load", width, bypass_l1)
         r = self._temp() if dst is None else dst
         self._emit(op, addr=self._addresses(arr, index, offset, width, op), width=width, dst=(int(r),),
@@ -664,7 +712,7 @@ class KernelBuilder:
     def store(self, arr: Array, index, value: Reg | None = None, *, offset=0, width: int | None = None,
               deps=(), bypass_l1: bool = False) -> None:
         """``arr[index] = value``."""
-        width = arr.elem if width is None else int(width)
+        width = self._width(arr, width, "store")
         op = self._mem_opcode(arr, "store", width, bypass_l1)
         self._emit(op, addr=self._addresses(arr, index, offset, width, op), width=width, dst=(),
                    src=self._regs([value, deps]))
@@ -673,7 +721,7 @@ class KernelBuilder:
                offset=0, width: int | None = None, deps=()) -> Reg | None:
         """``atomicAdd(&arr[index], value)`` and friends: ATOMS for shared arrays, ATOM (returning the
         old value) or RED (no return) for global ones."""
-        width = arr.elem if width is None else int(width)
+        width = self._width(arr, width, "atomic")
         if width not in (4, 8):
             raise ValueError(f"atomics are 4 or 8 bytes wide, got {width}")
         if arr.space == Space.SHARED:
@@ -681,7 +729,8 @@ class KernelBuilder:
         elif arr.space == Space.GLOBAL:
             opcode = f"ATOM.E.{op}" if returns else f"RED.E.{op}"
         else:
-            raise ValueError(f"no atomics on {Space.NAMES[arr.space]} memory")
+            raise ValueError(f"kernel {self.name!r}: no atomics on {_space_name(arr.space)} memory "
+                             f"(array {arr.name!r})")
         if width == 8:
             opcode += ".64"
         r = (self._temp() if returns or arr.space == Space.SHARED else None)
@@ -706,15 +755,25 @@ class KernelBuilder:
             raise ValueError(f"double-precision opcodes start with D, got {op!r}")
         return self._arith(op, srcs, dst, count)
 
+    # Classes whose behaviour the DSL owns: a load/store/atomic needs addresses (k.load, k.store,
+    # k.atomic, k.const), EXIT retires threads (k.exit_where), BAR waits for the CTA (k.sync).
+    _NOT_ARITH = {OpClass.LOAD: "k.load/k.const", OpClass.STORE: "k.store", OpClass.ATOMIC: "k.atomic",
+                  OpClass.EXIT: "k.exit_where", OpClass.BARRIER: "k.sync"}
+
     def _arith(self, op: str, srcs, dst, count: int) -> Reg:
+        if not isinstance(op, str):
+            raise TypeError(f"kernel {self.name!r}: op must be an opcode string, got {type(op).__name__} {op!r}")
+        cls = isa.classify(op)[0]
+        if cls in self._NOT_ARITH:
+            raise ValueError(f"kernel {self.name!r}: {op!r} is a {OpClass.NAMES[cls]} instruction, not arithmetic "
+                             f"(use {self._NOT_ARITH[cls]})")
+        count = _count(count, f"kernel {self.name!r}: {op} count")
         src = self._regs(srcs)
         r = None
-        for i in range(int(count)):
+        for i in range(count):
             r = (self._temp() if dst is None else dst)
             self._emit(op, dst=(int(r),), src=src, depth=2)
             src = (int(r),)
-        if r is None:
-            raise ValueError("count must be at least 1")
         return r
 
     def const(self, *, dst: Reg | None = None) -> Reg:
@@ -733,10 +792,11 @@ class KernelBuilder:
         """A ``__shared__`` array of `n` elements at the next aligned offset of the CTA's window."""
         if name in self._shared:
             raise ValueError(f"shared array {name!r} is already declared")
+        n = _count(n, f"kernel {self.name!r}: shared array {name!r}: element count")
         elem = _elem_bytes(dtype)
         align = min(max(elem, 4), 16)
         base = -(-self._shared_top // align) * align
-        arr = Array(name, Space.SHARED, base, int(n), elem)
+        arr = Array(name, Space.SHARED, base, n, elem)
         self._shared_top = base + arr.nbytes
         self._shared[name] = arr
         return arr
@@ -746,20 +806,28 @@ class KernelBuilder:
         registers). 4-byte elements."""
         if name in self._local:
             raise ValueError(f"local array {name!r} is already declared")
+        n = _count(n, f"kernel {self.name!r}: local array {name!r}: element count")
         if _elem_bytes(dtype) != 4:
             raise ValueError("local arrays are modelled with 4-byte elements")
-        arr = Array(name, Space.LOCAL, self._local_words, int(n), 4)
-        self._local_words += int(n)
+        arr = Array(name, Space.LOCAL, self._local_words, n, 4)
+        self._local_words += n
         self._local[name] = arr
         return arr
 
     def gather(self, data: np.ndarray, index, fill=0) -> np.ndarray:
         """``data[index]`` evaluated on the active lanes only (other slots get `fill`): the values a
         data-dependent kernel reads, for its control flow and later addresses."""
-        out = np.full(self.n_slots, fill, dtype=np.asarray(data).dtype)
+        data = np.asarray(data)
+        out = np.full(self.n_slots, fill, dtype=data.dtype)
         mask = self.active
-        idx = self._lanes(index, "gather index")
-        out[mask] = np.asarray(data)[idx]
+        idx = self._lanes(index, f"kernel {self.name!r}: gather index")
+        if idx.size:
+            # numpy would wrap a negative index to the end of `data` and read a value no lane asked for
+            lo, hi = int(idx.min()), int(idx.max())
+            if lo < 0 or hi >= data.shape[0]:
+                raise IndexError(f"kernel {self.name!r}: gather index {lo if lo < 0 else hi} outside data of "
+                                 f"{data.shape[0]} elements")
+        out[mask] = data[idx]
         return out
 
     # ---- end of the launch ------------------------------------------------------------------------------
