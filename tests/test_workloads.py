@@ -640,6 +640,47 @@ def test_simulated_metrics_come_from_the_timing_model():
     assert stream["sim_cycles"] > 0 and stream["l2_acc_per_line"] > 0
 
 
+def docs_table() -> dict[str, dict[str, str]]:
+    """docs/workloads.md's character table: model -> column heading -> cell."""
+    from pathlib import Path
+    lines = (Path(__file__).resolve().parents[1] / "docs" / "workloads.md").read_text().splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("| model | class | warp insts"))
+    names = [h.strip() for h in lines[head].strip("|").split("|")]
+    rows = {}
+    for line in lines[head + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = dict(zip(names, cells))
+    return rows
+
+
+def assert_docs_row(name, simulated: bool):
+    from gpucachex.workloads.characterize import COLUMNS, LINE, simulated_metrics
+    trace = workloads.make(name, "small")                  # the size the page is generated at
+    row = characterize(trace)
+    if simulated:
+        row.update(simulated_metrics(trace, "gtx480", lines=int(round(row["footprint_mb"] * 2 ** 20 / LINE))))
+    doc = docs_table()[name]
+    stale = {h: (doc[h], f.format(row[c])) for c, h, f in COLUMNS if c in row and doc[h] != f.format(row[c])}
+    assert not stale, (f"docs/workloads.md is stale for {name} (column: (page, now)): {stale}; regenerate it with "
+                       "python -m gpucachex.workloads.characterize")
+
+
+# docs/workloads.md is generated; these keep it honest. A cheap sample of the simulator-independent
+# columns (models with unrolled loads, stores the functional L1 evicts, hotspot's launches); the
+# slow test checks every model, the timing model's columns too.
+@pytest.mark.parametrize("name", ["conv3d", "cfd", "fwt", "hotspot", "srad", "nw", "gaussian", "myocyte"])
+def test_docs_workloads_table_is_current(name):
+    assert_docs_row(name, simulated=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_docs_workloads_table_is_current_with_the_timing_model(name):
+    assert_docs_row(name, simulated=True)
+
+
 # ---- command line -----------------------------------------------------------------------------
 
 def test_cli_lists_every_model_with_its_class(capsys):
