@@ -941,6 +941,23 @@ static PyObject *py_config_schema(PyObject *self, PyObject *noargs)
             return NULL;
         }
     }
+    for (int lv = 0; lv < 2; lv++)
+        for (const gcx_policy *const *pol = gcx_policies; *pol; pol++)
+            for (int i = 0; i < (*pol)->n_params; i++) {
+                const gcx_param_spec *p = &(*pol)->params[i];
+                PyObject *d = Py_BuildValue("{s:N,s:s,s:d,s:d,s:d,s:O,s:N,s:O}", "name",
+                                            PyUnicode_FromFormat("%s.%s.%s", gcx_policy_levels[lv], (*pol)->name, p->name),
+                                            "type", p->is_integer == 2 ? "bool" : p->is_integer ? "int" : "float",
+                                            "default", p->default_value, "min", p->min_value, "max", p->max_value,
+                                            "choices", Py_None, "doc",
+                                            PyUnicode_FromFormat("%s (%s replacement policy of the %s)", p->doc,
+                                                                 (*pol)->name, lv ? "L2" : "L1D"),
+                                            "technique", Py_None);
+                if (list_append_new(out, d) != 0) {
+                    Py_DECREF(out);
+                    return NULL;
+                }
+            }
     for (const gcx_technique *const *t = gcx_techniques; *t; t++) {
         for (int i = 0; i < (*t)->n_params; i++) {
             const gcx_param_spec *p = &(*t)->params[i];

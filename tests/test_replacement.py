@@ -83,3 +83,28 @@ def test_a_request_merging_into_a_fetch_is_a_use_of_the_line():
     r = simulate(cfg, dependent_loads(lines, deps), energy=False)
     assert r["l1d_pending_hits"] == 1
     assert r["l1d_hits"] == 1
+
+
+@pytest.mark.parametrize("level", ["l1d", "l2"])
+@pytest.mark.parametrize("bits, hits", [(1, 2), (2, 4)])
+def test_policy_parameters_are_configuration_keys(level, bits, hits):
+    # With one RRPV bit, SRRIP inserts at 0 like a hit and keeps nothing through the scan (2 hits, as
+    # LRU); with two it keeps a1 and a2 (4 hits). The key reaches the timing cache of its own level.
+    if level == "l1d":
+        cfg, lines, sets = one_set_l1d("srrip", "miss"), SCAN, 1
+    else:
+        cfg, lines, sets = presets.get("gtx480").replace(**{
+            "core.sms": 1, "l1i.size_kb": 0, "l1d.cache_global": False, "l2.size_kb": 1.0, "l2.ways": 4,
+            "l2.partitions": 1, "dram.channels": 1, "l2.policy": "srrip"}), [2 * x for x in SCAN], 2
+    r = simulate(cfg.replace(**{f"{level}.srrip.rrpv_bits": bits}), dependent_loads(lines), energy=False)
+    addrs = np.array([BASE + line * LINE for line in lines], dtype=np.uint64)
+    functional = gpucachex.cache_run(addrs, sets=sets, ways=4, line_bytes=LINE, policy="srrip", rrpv_bits=bits)
+    assert r[f"{level}_hits"] == hits == functional["hits"]
+
+
+def test_policy_parameters_are_checked():
+    cfg = presets.get("gtx480")
+    assert cfg["l1d.srrip.rrpv_bits"] == cfg["l2.srrip.rrpv_bits"] == 2
+    for bad, words in ((0, "between 1 and 8"), (9, "between 1 and 8"), (2.5, "an integer")):
+        with pytest.raises(ValueError, match=f"l2.srrip.rrpv_bits must be {words}"):
+            cfg.replace(**{"l2.srrip.rrpv_bits": bad})

@@ -14,6 +14,7 @@
 #define GCX_MAX_WAYS 64
 #define GCX_MAX_SECTORS 8
 #define GCX_MAX_POLICY_PARAMS 4
+#define GCX_MAX_POLICIES 16 /* entries of policies/registry.c */
 
 enum gcx_index_fn {
     GCX_INDEX_MOD = 0, /* set = line address mod sets */

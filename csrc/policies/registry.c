@@ -11,6 +11,9 @@ const gcx_policy *const gcx_policies[] = {
     NULL,
 };
 
+_Static_assert(sizeof gcx_policies / sizeof gcx_policies[0] - 1 <= GCX_MAX_POLICIES,
+               "more policies than GCX_MAX_POLICIES (cache/cache.h): raise it");
+
 const gcx_policy *gcx_policy_find(const char *name)
 {
     for (const gcx_policy *const *p = gcx_policies; *p; p++)

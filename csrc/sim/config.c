@@ -253,6 +253,35 @@ void gcx_config_defaults(gcx_gpu_config *cfg)
             break;
         cfg->param_value[i] = p->default_value;
     }
+    for (int lv = 0; lv < 2; lv++)
+        for (int pi = 0; gcx_policies[pi]; pi++)
+            gcx_policy_defaults(gcx_policies[pi], cfg->policy_param[lv][pi]);
+}
+
+const char *const gcx_policy_levels[2] = {"l1d", "l2"};
+
+/* The replacement-policy parameter called `name` ("<level>.<policy>.<param>"): its spec and where
+ * its value is kept, or NULL. */
+static const gcx_param_spec *policy_param_of(gcx_gpu_config *cfg, const char *name, double **value)
+{
+    for (int lv = 0; lv < 2; lv++) {
+        size_t n = strlen(gcx_policy_levels[lv]);
+        if (strncmp(name, gcx_policy_levels[lv], n) != 0 || name[n] != '.')
+            continue;
+        const char *rest = name + n + 1;
+        for (int pi = 0; gcx_policies[pi]; pi++) {
+            const gcx_policy *pol = gcx_policies[pi];
+            size_t m = strlen(pol->name);
+            if (strncmp(rest, pol->name, m) != 0 || rest[m] != '.')
+                continue;
+            for (int q = 0; q < pol->n_params; q++)
+                if (strcmp(rest + m + 1, pol->params[q].name) == 0) {
+                    *value = &cfg->policy_param[lv][pi][q];
+                    return &pol->params[q];
+                }
+        }
+    }
+    return NULL;
 }
 
 int gcx_config_set_number(gcx_gpu_config *cfg, const gcx_key *key, double value, gcx_error *err)
@@ -319,6 +348,17 @@ int gcx_config_set_name(gcx_gpu_config *cfg, const gcx_key *key, const char *val
 
 int gcx_config_set_param(gcx_gpu_config *cfg, const char *name, double value, gcx_error *err)
 {
+    double *slot;
+    const gcx_param_spec *pp = policy_param_of(cfg, name, &slot);
+    if (pp) {
+        if (!isfinite(value) || value < pp->min_value || value > pp->max_value)
+            return gcx_fail(err, GCX_ERR_VALUE, "%s must be between %g and %g, got %g", name, pp->min_value,
+                            pp->max_value, value);
+        if (pp->is_integer && value != floor(value))
+            return gcx_fail(err, GCX_ERR_VALUE, "%s must be an integer, got %g", name, value);
+        *slot = value;
+        return GCX_OK;
+    }
     int i = param_index(name);
     if (i < 0)
         return gcx_fail(err, GCX_ERR_VALUE, "unknown configuration key '%s'", name);
@@ -337,6 +377,9 @@ int gcx_config_set_param(gcx_gpu_config *cfg, const char *name, double value, gc
 
 int gcx_config_set_param_name(gcx_gpu_config *cfg, const char *name, const char *value, gcx_error *err)
 {
+    double *slot;
+    if (policy_param_of(cfg, name, &slot))
+        return gcx_fail(err, GCX_ERR_VALUE, "%s expects a number, got '%s'", name, value);
     int i = param_index(name);
     if (i < 0)
         return gcx_fail(err, GCX_ERR_VALUE, "unknown configuration key '%s'", name);

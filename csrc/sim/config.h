@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache/cache.h"
 #include "gcx.h"
 
 enum gcx_key_type {
@@ -71,7 +72,14 @@ typedef struct gcx_gpu_config {
     /* Technique parameters, declared by the techniques themselves (techniques/registry.c):
      * param_value[i] belongs to the i-th parameter in registry order. */
     double param_value[GCX_MAX_TECH_PARAMS];
+    /* Replacement-policy parameters, declared by the policies (policies/registry.c), for each cache
+     * level that picks a policy: policy_param[level][policy][i] is key "<level>.<policy>.<param i>",
+     * level 0 "l1d", 1 "l2" (gcx_policy_levels). Only the level's chosen policy reads its own. */
+    double policy_param[2][GCX_MAX_POLICIES][GCX_MAX_POLICY_PARAMS];
 } gcx_gpu_config;
+
+/* The cache levels whose policies take parameters, as key prefixes: "l1d", "l2". */
+extern const char *const gcx_policy_levels[2];
 
 typedef struct gcx_key {
     const char *name;

@@ -34,7 +34,7 @@ int gcx_l1_init(gcx_gpu *g, gcx_sm *sm, gcx_error *err)
         .policy = gcx_policies[c->l1d_policy],
         .seed = g->seed ^ (0x9E37ull * (sm->id + 1)),
     };
-    gcx_policy_defaults(cc.policy, cc.policy_params);
+    memcpy(cc.policy_params, c->policy_param[0][c->l1d_policy], sizeof cc.policy_params);
     int rc = gcx_tcache_init(&l1->tc, &cc, 1, sm->id, err);
     if (rc)
         return rc;

@@ -38,7 +38,7 @@ int gcx_l2_init(gcx_gpu *g, uint32_t p, gcx_error *err)
         .policy = gcx_policies[c->l2_policy],
         .seed = g->seed ^ (0x51ull * (p + 1)),
     };
-    gcx_policy_defaults(cc.policy, cc.policy_params);
+    memcpy(cc.policy_params, c->policy_param[1][c->l2_policy], sizeof cc.policy_params);
     int rc = gcx_tcache_init(&l2->tc, &cc, 2, p, err);
     if (rc)
         return rc;
