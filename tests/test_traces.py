@@ -452,6 +452,7 @@ GOOD = "0010 0000000f 1 R4 LDG.E 1 R4 4 1 0x1000 4"
     ("0010 0000000f 1 R4 LDG.E 4 R4 R5 4 1 0x1000 4", r"expected 4 source registers, found 2 \(then '4'\)"),
     ("0010 0000000f 2 R4 LDG.E 1 R4 4 1 0x1000 4", r"expected 2 destination registers, found 1"),
     ("0010 0000000f 1 R4 LDG.E 1 R4 4 4 0x1000 4", r"unknown address mode 4"),
+    ("0010 0000000f 1 R4 LDG.E 1 R4 3 1 0x1000 4", r"memory width 3 bytes per lane is not an access size"),
     ("0010 0000000f 1 R4 LDG.E 1 R4 4 0 0x1 0x2", r"expected 4 addresses \(one per active lane\), found 2"),
     ("0010 0000000f 1 R4 LDG.E 1 R4 4 2 0x1 1 2 3 4", r"unexpected '4' after the end of the instruction"),
     ("0010 0000000f 1 R4 LDG.E 1 R4 4 1 0x1000 4 junk", r"unexpected 'junk'"),

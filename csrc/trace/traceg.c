@@ -792,8 +792,11 @@ static int instruction(gcx_traceg *p, const char *s, const char *e)
                     n_src, quote(q, sizeof q, ts, te));
     if (!tok_udec(ts, te, &width))
         return expected(p, "the memory width in bytes (decimal)", ts, te);
-    if (width > 255)
-        return fail(p, "memory width %" PRIu64 " bytes per lane is out of range (at most 255)", width);
+    /* A lane accesses 1, 2, 4, 8 or 16 bytes (the widths of SASS memory instructions, which the
+     * simulator checks too): another width is a damaged line, refused here with its place. */
+    if (width != 0 && width != 1 && width != 2 && width != 4 && width != 8 && width != 16)
+        return fail(p, "memory width %" PRIu64 " bytes per lane is not an access size (1, 2, 4, 8 or 16; 0: none)",
+                    width);
 
     int lanes = __builtin_popcount((uint32_t)mask);
     size_t n_addr = p->cols.n_addresses;
