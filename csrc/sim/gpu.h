@@ -478,7 +478,7 @@ int gcx_tcache_init(gcx_tcache *tc, const gcx_cache_config *cc, int level, uint3
 void gcx_tcache_free(gcx_tcache *tc);
 void gcx_tcache_set_state(gcx_tcache *tc, uint32_t line, int state, uint64_t when);
 void gcx_tcache_note_access(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now, int is_write);
-void gcx_tcache_note_fill_answer(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now, int is_write);
+void gcx_tcache_note_access_in_order(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now, int is_write);
 void gcx_tcache_note_fill(gcx_tcache *tc, uint32_t line, uint64_t now, uint8_t sectors);
 /* A line that held no data receives some (a fill, or a write allocating it): a residency begins. */
 void gcx_tcache_note_new_data(gcx_tcache *tc, uint32_t line, uint64_t now);
@@ -661,9 +661,9 @@ void gcx_l1_wait_fill(gcx_gpu *g, uint32_t sm, uint32_t entry, gcx_req *f, uint6
 uint64_t gcx_l1_data_read(gcx_gpu *g, uint32_t sm, uint32_t line, const gcx_req *r, uint64_t now);
 /* Hand r to the cluster network at `from` when cycle `when` comes (kind in r->cluster). */
 void gcx_cluster_send(gcx_gpu *g, uint32_t from, gcx_req *r, uint64_t when);
-/* A fetch a sharing technique held goes to the L2 after all: into the slot its miss reserved
- * (remote-sharing), or, for one sent into the cluster without a slot (ATA), into the first free slot,
- * waiting in order behind other such fetches until there is one. */
+/* A fetch a sharing technique held goes to the L2 after all (remote-sharing's after its probe round
+ * trip, ATA's fall-back): into the miss queue if it has room, else it waits in order behind other
+ * such fetches for a free slot. */
 void gcx_l1_fetch_l2(gcx_gpu *g, uint32_t sm, gcx_req *f, uint64_t now);
 
 /* l2.c */

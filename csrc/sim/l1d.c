@@ -740,7 +740,7 @@ void gcx_l1_reply(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     while (w) {
         gcx_req *next = w->next;
         if (!l1->off && line != GCX_NONE)
-            gcx_tcache_note_fill_answer(tc, line, w, now, 0);
+            gcx_tcache_note_access_in_order(tc, line, w, now, 0);
         answer(g, sm, w, now);
         w = next;
     }

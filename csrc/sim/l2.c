@@ -263,7 +263,7 @@ static void write_line(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t
     if (pw->ops && pw->ops->line_access)
         pw->ops->line_access(pw, tc, line, r, now);
     if (installed)
-        gcx_tcache_note_fill_answer(tc, line, r, now, 1);
+        gcx_tcache_note_access_in_order(tc, line, r, now, 1);
     else
         gcx_tcache_note_access(tc, line, r, now, 1);
     tc->word_valid[line] |= r->words;
@@ -487,7 +487,7 @@ static void l2_fill(gcx_gpu *g, uint32_t p, gcx_req *f, uint64_t now)
         if (line != GCX_NONE) {
             if (pw->ops && pw->ops->line_access)
                 pw->ops->line_access(pw, tc, line, w, now);
-            gcx_tcache_note_fill_answer(tc, line, w, now, w->type == GCX_REQ_ATOMIC);
+            gcx_tcache_note_access_in_order(tc, line, w, now, w->type == GCX_REQ_ATOMIC);
             if (w->type == GCX_REQ_ATOMIC) {
                 c->meta[line].dirty = 1;
                 tc->word_dirty[line] |= w->words;

@@ -142,11 +142,11 @@ void gcx_tcache_note_access(gcx_tcache *tc, uint32_t line, const gcx_req *r, uin
     note_access(tc, line, r, now, is_write, 1);
 }
 
-/* A request that waited for a fill is answered: the replacement order is not changed, as in
- * GPGPU-Sim, whose tag array takes a line's recency from its allocation (the miss) and from hits,
- * including requests that merge into the fetch (HIT_RESERVED), but not from the fill. SRRIP keeps
- * its insertion value until a real re-reference. */
-void gcx_tcache_note_fill_answer(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now, int is_write)
+/* An access whose use of the line the replacement order has already had: a request a fill answers
+ * (GPGPU-Sim's tag array takes a line's recency from its allocation, the miss, and from hits,
+ * including requests that merge into the fetch, HIT_RESERVED, but not from the fill), or the write
+ * that installed the line (its insertion). SRRIP keeps its insertion value until a re-reference. */
+void gcx_tcache_note_access_in_order(gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now, int is_write)
 {
     note_access(tc, line, r, now, is_write, 0);
 }

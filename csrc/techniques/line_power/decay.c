@@ -9,9 +9,9 @@
  * starts at the decay cycle; the writeback of a dirty line leaves at the lookup, when the model next
  * touches the set, which changes no hit or miss; the line's data and residency end at the decay
  * cycle all the same). At the end of the run lines past their decay cycle are OFF and without data
- * from it and count as decays, dirty ones as dirty decays; their writebacks, like those
- * of every line still dirty when a run ends, are not simulated. This is the reference the drowsy technique is compared against: it saves
- * more leakage per idle line but pays misses for data it threw away. */
+ * from it and count as decays, dirty ones as dirty decays; their writebacks, like those of every
+ * line still dirty when a run ends, are not simulated. This is the reference the drowsy technique is
+ * compared against: it saves more leakage per idle line but pays misses for data it threw away. */
 #include <stdio.h>
 #include <stdlib.h>
 
