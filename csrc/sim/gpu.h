@@ -312,12 +312,12 @@ typedef struct gcx_l1 {
     uint64_t global_read_lookups;
 } gcx_l1;
 
-/* Slots of the L1D miss queue taken: by its requests and by fetches waiting for a slot. Every check
- * for room counts both, so the queue never holds more than l1d.miss_queue (but for the writebacks of
- * a flush, or of a victim chosen at a fill). */
-static inline uint32_t gcx_l1_miss_queue_taken(const gcx_l1 *l1)
+/* Whether the L1D miss queue has room for `n` more requests. The slots taken are its requests' and
+ * those of fetches waiting for a slot: every check for room counts both, so the queue never holds
+ * more than l1d.miss_queue (but for the writebacks of a flush, or of a victim chosen at a fill). */
+static inline int gcx_l1_miss_queue_has_room(const gcx_l1 *l1, uint32_t n)
 {
-    return l1->miss_q.n + l1->missq_wait.n;
+    return l1->miss_q.n + l1->missq_wait.n + n <= l1->miss_q.cap;
 }
 
 /* Put r at the tail of the L1D miss queue, to leave from t_ready on. */

@@ -218,7 +218,7 @@ static inline int fetch_needs_slot(gcx_gpu *g, gcx_sm *sm, const gcx_req *r, uin
  * refusal is a reservation fail, which AdmL1D's R-to-A counts. */
 static inline int miss_queue_short_for_read(const gcx_l1 *l1)
 {
-    return gcx_l1_miss_queue_taken(l1) + 2 > l1->miss_q.cap;
+    return !gcx_l1_miss_queue_has_room(l1, 2);
 }
 
 /* A fetch of `sectors32` for request r's line, answering MSHR entry `mshr` and filling `line` (GCX_NONE:
@@ -283,7 +283,7 @@ static inline void store_done_here(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t 
 
 static int bypass_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
 {
-    if (gcx_l1_miss_queue_taken(&sm->l1) >= sm->l1.miss_q.cap)
+    if (!gcx_l1_miss_queue_has_room(&sm->l1, 1))
         return GCX_FAIL_PORT;
     to_miss_queue(g, sm, r, now);
     return GCX_FAIL_NONE;
@@ -484,7 +484,7 @@ static int write_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
      * data back first (it must reach the L2 before the copy leaves), which needs a second slot. */
     int local = have && r->space == GCX_SPACE_LOCAL;
     int local_wb = local && c->meta[line].dirty;
-    if (gcx_l1_miss_queue_taken(l1) + 1u + (uint32_t)local_wb > l1->miss_q.cap)
+    if (!gcx_l1_miss_queue_has_room(l1, 1u + (uint32_t)local_wb))
         return GCX_FAIL_MISS_QUEUE;
     gcx_tcache_count_access(tc, 1, hit);
     if (have) {

@@ -366,15 +366,13 @@ static int l2_accept(gcx_gpu *g, uint32_t p, gcx_req *r, uint64_t now)
             if (gcx_dram_backlogged(g, ch))
                 return refuse(l2, GCX_FAIL_MISS_QUEUE);
             send_fetch(g, p, r->addr, line, ei, fetch_sectors32(c, missing), now + lat);
-            c->cfg.policy->on_hit(c, line);
-            gcx_mshr_add(&l2->mshr, ei, r);
-            gcx_tcache_count_access(tc, 0, 0);
-            return 1;
+        } else {
+            tc->s.pending_hits++;
         }
-        c->cfg.policy->on_hit(c, line); /* GPGPU-Sim's HIT_RESERVED: a use of the line being fetched */
+        /* Either way a use of the line being fetched (GPGPU-Sim's HIT_RESERVED, or a sector miss). */
+        c->cfg.policy->on_hit(c, line);
         gcx_mshr_add(&l2->mshr, ei, r);
         gcx_tcache_count_access(tc, 0, 0);
-        tc->s.pending_hits++;
         return 1;
     }
     int off = way >= 0 && c->meta[line].valid == 0 && tc->word_valid[line] == 0;

@@ -708,7 +708,7 @@ static int ifetch(gcx_gpu *g, gcx_sm *sm, uint32_t slot, uint64_t now)
         if (!sm->ifetch[e].used && free_slot == GCX_NONE)
             free_slot = e;
     }
-    if (free_slot == GCX_NONE || gcx_l1_miss_queue_taken(&sm->l1) >= sm->l1.miss_q.cap)
+    if (free_slot == GCX_NONE || !gcx_l1_miss_queue_has_room(&sm->l1, 1))
         return 0;
     sm->l1i_accesses++;
     sm->l1i_misses++;
