@@ -298,6 +298,11 @@ def path_digest(path: Path) -> str:
     return _PATH_DIGESTS[stamp]
 
 
+def _isa_digest(tables: dict) -> str:
+    """A SHA-256 of opcode tables (`isa.tables`), the same wherever the same tables are installed."""
+    return hashlib.sha256(json.dumps(tables, sort_keys=True).encode()).hexdigest()
+
+
 def isa_identity() -> str:
     """What the opcode tables add to the identity of a workload read or built through them (trace files
     and built-in models): nothing while they are gpucachex's own (model_version covers isa.py), else
@@ -307,7 +312,7 @@ def isa_identity() -> str:
     t = isa.tables()
     if t == isa.BUILT_IN_TABLES:
         return ""
-    return "+isa:" + hashlib.sha256(json.dumps(t, sort_keys=True).encode()).hexdigest()[:16]
+    return "+isa:" + _isa_digest(t)[:16]
 
 
 def workload_name(workload: Any) -> str:
@@ -515,7 +520,7 @@ def _isa_shipment() -> tuple[str, dict]:
     from gpucachex import isa
 
     t = isa.tables()
-    return hashlib.sha256(json.dumps(t, sort_keys=True).encode()).hexdigest(), t
+    return _isa_digest(t), t
 
 
 def _use_isa(shipment: tuple[str, dict]) -> None:
