@@ -555,6 +555,28 @@ def test_ctrl_c_stops_a_run_within_moments_and_the_next_run_is_unaffected():
     assert run(one_warp([alu(dst=(1,))]))["warp_insts"] == 1
 
 
+def test_a_stop_event_set_from_another_thread_stops_a_run():
+    # A thread that cannot get Ctrl-C (a sweep's caller, for runs on its pool) stops a run through
+    # simulate's stop event; anything else as `stop` is refused before the run.
+    import time
+
+    from gpucachex import workloads
+
+    long_run = workloads.make("atax", "medium")
+    stop = threading.Event()
+    timer = threading.Timer(0.3, stop.set)
+    start = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            simulate(presets.get("gtx480"), long_run, stop=stop)
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - start < 3.0
+    with pytest.raises(TypeError, match="stop must be a threading.Event"):
+        simulate(presets.get("gtx480"), mixed_trace(), stop=True)
+
+
 def test_the_core_stops_when_its_stop_flag_is_set():
     # The flag is progress[1]; the core checks it every cycle and reports where it stopped.
     from gpucachex.sim import _kernel_dicts
