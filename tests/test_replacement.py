@@ -108,3 +108,7 @@ def test_policy_parameters_are_checked():
     for bad, words in ((0, "between 1 and 8"), (9, "between 1 and 8"), (2.5, "an integer")):
         with pytest.raises(ValueError, match=f"l2.srrip.rrpv_bits must be {words}"):
             cfg.replace(**{"l2.srrip.rrpv_bits": bad})
+    with pytest.raises(TypeError, match="l2.srrip.rrpv_bits must be a number, got str 'x'"):
+        cfg.replace(**{"l2.srrip.rrpv_bits": "x"})
+    with pytest.raises(KeyError, match="unknown configuration key 'l1d.srrip.rrpv' .close: l1d.srrip.rrpv_bits"):
+        cfg.replace(**{"l1d.srrip.rrpv": 3})
