@@ -163,7 +163,9 @@ class ResultsStore:
         if "meta" in tables:
             try:
                 fmt = self._db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-            except sqlite3.DatabaseError:
+            except sqlite3.OperationalError:
+                # A "meta" table of other columns. Not DatabaseError: a damaged page of a store
+                # ("malformed") goes on to the caller, which reports the store unusable, not foreign.
                 fmt = None
         if fmt is None:
             shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")

@@ -439,6 +439,23 @@ def test_another_programs_database_is_refused_and_left_unchanged(tmp_path):
         assert len(store) == 0
 
 
+
+def test_a_damaged_store_is_named_damaged_not_another_programs(tmp_path):
+    path = tmp_path / "s.sqlite"
+    ResultsStore(path).close()
+    with sqlite3.connect(path) as db:
+        page = db.execute("PRAGMA page_size").fetchone()[0]
+        root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'meta'").fetchone()[0]
+    db.close()
+    data = bytearray(path.read_bytes())
+    data[(root - 1) * page:root * page] = b"\x41" * page   # the meta table's page overwritten
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreError) as info:
+        ResultsStore(path)
+    message = str(info.value)
+    assert "not a usable results store" in message and "malformed" in message
+    assert "another program" not in message
+
 def test_failed_runs_are_recorded_never_stored_and_retried(tmp_path):
     bad = tmp_path / "broken.npz"
     bad.write_bytes(b"not a trace")
