@@ -94,6 +94,10 @@ _READ_ONLY = "the file is read-only; sweeps commit every finished run to their s
              "this process may write"
 
 
+_READ_ONLY_FOLDER = "its folder is read-only; sweeps commit every finished run to their store: give a store " \
+                    "file in a folder this process may write"
+
+
 def _is_read_only(exc: sqlite3.Error) -> bool:
     # SQLite says "attempt to write a readonly database" for a file it opened read-only: permissions,
     # a read-only mount, or a read-only URI.
@@ -126,12 +130,15 @@ class ResultsStore:
             # Autocommit mode: transactions are opened explicitly (BEGIN IMMEDIATE) around each write.
             self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
             self._db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            frozen = self._reopen_in_read_only_folder(timeout)
             self._refuse_foreign()
-            mode = self._enable_wal(timeout)
-            if mode.lower() != "wal":
-                raise StoreError(f"{self.path}: SQLite refused WAL mode (got {mode}); keep the store on a local disk")
-            # FULL: a committed run survives a power cut too, not only a killed process.
-            self._db.execute("PRAGMA synchronous = FULL")
+            if not frozen:
+                mode = self._enable_wal(timeout)
+                if mode.lower() != "wal":
+                    raise StoreError(f"{self.path}: SQLite refused WAL mode (got {mode}); keep the store on a "
+                                     f"local disk")
+                # FULL: a committed run survives a power cut too, not only a killed process.
+                self._db.execute("PRAGMA synchronous = FULL")
             with self._transaction():
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
@@ -143,6 +150,7 @@ class ResultsStore:
                     raise StoreError(f"{self.path}: results store format {row[0]}, this gpucachex reads format "
                                      f"{STORE_FORMAT}; use a new store file")
             self.read_only = not self._can_write()
+            self._read_only_why = _READ_ONLY_FOLDER if frozen else _READ_ONLY
         except sqlite3.DatabaseError as exc:
             if self._db is not None:
                 self._db.close()
@@ -173,6 +181,29 @@ class ResultsStore:
             raise StoreError(f"{self.path}: an SQLite database of another program (tables {shown}), not a "
                              f"gpucachex results store; give a new file name")
 
+    def _reopen_in_read_only_folder(self, timeout: float) -> bool:
+        """Reopen the store as an immutable file when it lies in a folder this process may not write (an
+        archive, a read-only mount, another user's folder), and say whether it did. SQLite reads a
+        WAL-mode file only through the -shm and -wal files beside it, which it cannot create there: every
+        read would fail as "unable to open database file". Without a -wal file holding runs (a store
+        closed cleanly has none) the file itself holds every run, and reads as it is."""
+        try:
+            self._db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return False
+        except sqlite3.OperationalError as exc:
+            if "unable to open" not in str(exc) or not self.path.is_file():
+                raise
+        wal = self.path.with_name(self.path.name + "-wal")
+        if wal.is_file() and wal.stat().st_size > 0:   # reading the file alone would miss committed runs
+            self._db.close()
+            raise StoreError(f"{wal}: runs committed to the store are still in its write-ahead log, which SQLite "
+                             f"cannot read in a read-only folder ({self.path.parent}); open the store once "
+                             f"where it may be written, or copy the folder somewhere writable")
+        self._db.close()
+        self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, timeout=timeout,
+                                   isolation_level=None, check_same_thread=False)
+        return True
+
     def _can_write(self) -> bool:
         """Whether this process may write the store. SQLite opens a read-only file, reads it, and even
         runs the schema transaction above (which changes nothing in an existing store); only the
@@ -193,7 +224,7 @@ class ResultsStore:
     def require_writable(self, doing: str) -> None:
         """Raise StoreError naming the file and `doing` if this process may not write the store."""
         if self.read_only:
-            raise StoreError(f"{self.path}: {doing} failed: {_READ_ONLY}")
+            raise StoreError(f"{self.path}: {doing} failed: {self._read_only_why}")
 
     def _enable_wal(self, timeout: float) -> str:
         """Switch the file to WAL mode, the journal mode it answers. The switch needs the file to

@@ -1,5 +1,6 @@
 """Sweeps at scale: grid forms, stable run keys, the results store (resume, kill -9, Ctrl-C, concurrent
 writers, failures, export), and the executors (threads, processes, Dask) giving identical rows."""
+import contextlib
 import hashlib
 import json
 import os
@@ -403,6 +404,68 @@ def test_a_read_only_store_is_read_but_a_sweep_that_must_run_is_refused_first(tm
     with pytest.raises(StoreError, match=f"{re.escape(str(path))}: storing the 1 runs .* the file is read-only"):
         sweep(BASE, {"l1d.ways": [2, 4]}, ["vectoradd:tiny"], store=path, jobs=1)
     assert ran == [] and path.read_bytes() == before
+
+
+@contextlib.contextmanager
+def read_only_folder(folder: Path):
+    """`folder` as this process may not write in it: chmod for a user; chattr +i for root, whom
+    permissions do not stop. Skips the test where neither works."""
+    os.chmod(folder, 0o555)
+    undo = [lambda: os.chmod(folder, 0o755)]
+    try:
+        (folder / "probe").touch()
+    except OSError:
+        pass
+    else:
+        (folder / "probe").unlink()
+        if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+            undo[0]()
+            pytest.skip("cannot make a folder read-only for this user")
+        undo.insert(0, lambda: subprocess.run(["chattr", "-i", str(folder)], check=True))
+    try:
+        yield
+    finally:
+        for step in undo:
+            step()
+
+
+def test_a_store_in_a_folder_this_process_may_not_write_is_read(tmp_path, monkeypatch):
+    """SQLite needs a WAL store's -shm and -wal files beside it to read it, and cannot create them in
+    a read-only folder (an archive, a read-only mount, another user's folder)."""
+    folder = tmp_path / "archive"
+    path = folder / "s.sqlite"
+    first = sweep(BASE, {"l1d.ways": [2]}, ["vectoradd:tiny"], store=path, jobs=1)
+    assert sorted(p.name for p in folder.iterdir()) == ["s.sqlite"]   # closed: its WAL files are gone
+    before = path.read_bytes()
+    with read_only_folder(folder):
+        with ResultsStore(path) as store:
+            assert store.read_only and len(store) == 1
+            assert store.results()["cycles"].tolist() == first["cycles"].tolist()
+        again = sweep(BASE, {"l1d.ways": [2]}, ["vectoradd:tiny"], store=path, jobs=1)   # nothing to run
+        assert again.attrs["sweep"]["simulated"] == 0
+        same_rows(again, first)
+        ran = []
+        monkeypatch.setattr("gpucachex.sim.simulate", lambda *a, **k: ran.append(a))
+        with pytest.raises(StoreError, match=f"{re.escape(str(path))}: storing the 1 runs .* read-only"):
+            sweep(BASE, {"l1d.ways": [2, 4]}, ["vectoradd:tiny"], store=path, jobs=1)
+        assert ran == []
+    assert path.read_bytes() == before and sorted(p.name for p in folder.iterdir()) == ["s.sqlite"]
+
+
+def test_a_store_whose_log_cannot_be_read_in_a_read_only_folder_is_refused_by_name(tmp_path):
+    """Committed runs still in the write-ahead log (a store copied while a sweep wrote it, or left by
+    kill -9) cannot be read without the -shm file: an error, not a store that silently lacks them."""
+    folder = tmp_path / "copy"
+    folder.mkdir()
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        store.put(dict(run_key="k", config_key=BASE.key(), workload="w", workload_id="w", seed=0, version="v",
+                       params={}), BASE, {"cycles": 1}, 0.0)
+        for name in ("s.sqlite", "s.sqlite-wal"):   # the run is in the log, not yet in the file
+            (folder / name).write_bytes((tmp_path / name).read_bytes())
+    assert (folder / "s.sqlite-wal").stat().st_size > 0
+    with read_only_folder(folder):
+        with pytest.raises(StoreError, match=r"s\.sqlite-wal.* read-only folder"):
+            ResultsStore(folder / "s.sqlite")
 
 
 def test_a_failed_commit_is_a_store_error_naming_the_file_and_run(tmp_path):
