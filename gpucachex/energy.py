@@ -160,11 +160,18 @@ class EnergyParams:
         if isinstance(self.node_nm, bool) or not isinstance(self.node_nm, numbers.Integral):
             raise TypeError(f"node_nm must be an integer number of nanometres ({', '.join(map(str, NODES_NM))}), "
                             f"got {type(self.node_nm).__name__} {self.node_nm!r}")
+        if self.node_nm not in NODES_NM:   # every energy, overrides' techniques too, is scaled from a table node
+            raise ValueError(f"node_nm must be one of the nodes of the energy tables ({', '.join(map(str, NODES_NM))}), "
+                             f"got {self.node_nm}")
         if self.segment_bytes not in (4, 8, 16, 32):
             raise ValueError(f"segment_bytes must be 4, 8, 16 or 32, got {self.segment_bytes}")
+        # Named type checks first: a string would otherwise fail the comparisons below as "'<=' not
+        # supported between instances of 'float' and 'str'", naming no parameter.
+        check_amount(self.off_leakage_fraction, "off_leakage_fraction")
         if not 0.0 <= self.off_leakage_fraction <= 1.0:
             raise ValueError(f"off_leakage_fraction must be in [0, 1], got {self.off_leakage_fraction}")
         if self.drowsy_vdd is not None:
+            check_amount(self.drowsy_vdd, "drowsy_vdd")
             drowsy_leakage_fraction("l1d", self.drowsy_vdd)  # range check
         if self.dwl_select not in ("bytes", "lanes"):
             raise ValueError(f"dwl_select must be 'bytes' or 'lanes', got {self.dwl_select!r}")

@@ -68,6 +68,12 @@ def test_energy_parameters_may_be_a_mapping_of_their_fields():
     ({"dwl": True}, TypeError, r"dwl must be a mapping such as \{'l1d': True\}, got bool"),
     ({"node_nm": "45"}, TypeError, r"node_nm must be an integer number of nanometres \(32, 45\), got str '45'"),
     ({"node_nm": 45.0}, TypeError, r"node_nm must be an integer number of nanometres \(32, 45\), got float 45.0"),
+    ({"node_nm": 22}, ValueError, r"node_nm must be one of the nodes of the energy tables \(32, 45\), got 22"),
+    ({"off_leakage_fraction": "0.1"}, TypeError, r"off_leakage_fraction must be a number, got str '0.1'"),
+    ({"off_leakage_fraction": True}, TypeError, r"off_leakage_fraction must be a number, got bool True"),
+    ({"off_leakage_fraction": 1.5}, ValueError, r"off_leakage_fraction must be in \[0, 1\], got 1.5"),
+    ({"drowsy_vdd": "0.4"}, TypeError, r"drowsy_vdd must be a number, got str '0.4'"),
+    ({"drowsy_vdd": float("nan")}, ValueError, r"drowsy_vdd must be a finite number >= 0, got nan"),
     ({"extra": {"admL1D_counter": 1e6}}, KeyError,
      r"unknown extra energy parameter 'admL1D_counter' \(known: admL1D_counter_pj, admL1D_leak_uw_per_sm, "
      r"sharing.leakage_mw, sharing.xbar_mm, sharing.xbar_pj_per_bit_mm\)"),
