@@ -533,7 +533,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gpucachex {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"gpucachex {args.command}: interrupted (finished runs are kept in the results store)", file=sys.stderr)
+        # Only sweeps keep runs, and only with a store: elsewhere the note would promise a result that is gone.
+        stored = args.command in ("sweep", "reproduce") and not args.no_store
+        kept = " (finished runs are kept in the results store)" if stored else ""
+        print(f"gpucachex {args.command}: interrupted{kept}", file=sys.stderr)
         return 130
 
 

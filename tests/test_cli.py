@@ -1,5 +1,6 @@
 """`gpucachex simulate` from the command line: --set values as the configuration takes them, and --json
 output that strict JSON parsers read."""
+import importlib
 import json
 
 from gpucachex import cli, presets
@@ -31,3 +32,21 @@ def test_simulate_json_writes_null_for_a_metric_with_no_value(capsys):
     assert out["metrics"]["cycles"] > 0
     assert out["config_key"] == presets.get("admL1D").replace(**{
         "core.sms": 3, "l1d.admission": "admL1D", "admL1D.warmup_cycles": 100000000}).key()
+
+
+def test_ctrl_c_mentions_the_results_store_only_where_one_keeps_the_finished_runs(capsys, monkeypatch, tmp_path):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("gpucachex.sim.simulate", interrupted)
+    # The module, which the package's `sweep` function hides as an attribute.
+    monkeypatch.setattr(importlib.import_module("gpucachex.sweep"), "sweep", interrupted)
+    spec = tmp_path / "s.toml"
+    spec.write_text('preset = "gtx480"\nworkloads = ["vectoradd"]\nsize = "tiny"\n')
+    for argv, stored in ((["simulate", "vectoradd:tiny"], False),
+                         (["sweep", str(spec), "--out", str(tmp_path / "a"), "--no-store"], False),
+                         (["sweep", str(spec), "--out", str(tmp_path / "b")], True)):
+        assert cli.main(argv) == 130
+        err = capsys.readouterr().err
+        assert f"gpucachex {argv[0]}: interrupted" in err
+        assert ("results store" in err) == stored, err
