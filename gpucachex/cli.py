@@ -332,6 +332,8 @@ def _sweep_options(args) -> dict:
 
     if args.address and args.executor != "dask":
         raise CliError("--address needs --executor dask")
+    if args.store and args.no_store:   # one of them would be silently ignored
+        raise CliError(f"--store {args.store} and --no-store contradict each other; give one")
     if args.jobs is not None and args.jobs < 1:
         raise CliError(f"--jobs must be at least 1, got {args.jobs}")
     out = Path(args.out)

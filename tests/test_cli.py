@@ -50,3 +50,15 @@ def test_ctrl_c_mentions_the_results_store_only_where_one_keeps_the_finished_run
         err = capsys.readouterr().err
         assert f"gpucachex {argv[0]}: interrupted" in err
         assert ("results store" in err) == stored, err
+
+
+def test_store_and_no_store_together_are_refused_before_anything_runs(capsys, monkeypatch, tmp_path):
+    ran = []
+    monkeypatch.setattr(importlib.import_module("gpucachex.sweep"), "sweep", lambda *a, **k: ran.append(a))
+    spec = tmp_path / "s.toml"
+    spec.write_text('preset = "gtx480"\nworkloads = ["vectoradd"]\nsize = "tiny"\n')
+    store = tmp_path / "kept.sqlite"
+    for command in (["sweep", str(spec)], ["reproduce", "--only", "drowsy"]):
+        assert cli.main([*command, "--out", str(tmp_path / "out"), "--store", str(store), "--no-store"]) == 2
+        assert "--no-store contradict each other" in capsys.readouterr().err
+    assert ran == [] and not store.exists()
