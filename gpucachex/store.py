@@ -65,6 +65,22 @@ CREATE TABLE IF NOT EXISTS failures (
 _RUN_INFO = ("run_key", "config_key", "workload", "workload_id", "seed", "version", "params")
 
 
+# Seeds are unsigned 64-bit (the core's), SQLite's integers signed: a seed from 2**63 up is kept as its
+# two's-complement value (the same 64 bits) and turned back when read. Smaller seeds are kept as they are.
+def _seed_to_sql(seed: int) -> int:
+    return int(seed) - 2**64 if int(seed) >= 2**63 else int(seed)
+
+
+def _seed_from_sql(value: int) -> int:
+    return int(value) % 2**64
+
+
+def _info_values(info: Mapping[str, Any]) -> list[Any]:
+    """The _RUN_INFO columns of a run, as the tables hold them."""
+    return [_dumps(info[k]) if k == "params" else _seed_to_sql(info[k]) if k == "seed" else info[k]
+            for k in _RUN_INFO]
+
+
 def clean_value(value: Any) -> Any:
     """A metric as a plain JSON value (numpy scalars become Python numbers), so a row read back from the
     store equals the row computed."""
@@ -323,7 +339,8 @@ class ResultsStore:
                 "r.wall_seconds, r.finished_at, c.preset FROM runs r JOIN configs c USING (config_key) "
                 "ORDER BY r.finished_at, r.run_key"):
             row = json.loads(params)
-            row.update(workload=workload, seed=seed, config_key=config_key, run_key=run_key, preset=preset)
+            row.update(workload=workload, seed=_seed_from_sql(seed), config_key=config_key, run_key=run_key,
+                       preset=preset)
             row.update(json.loads(metrics))
             row.update(wall_seconds=wall, workload_id=workload_id, version=version, finished_at=finished)
             rows.append(row)
@@ -335,7 +352,11 @@ class ResultsStore:
 
         cols = ["run_key", "config_key", "workload", "workload_id", "seed", "version", "params", "error",
                 "traceback", "failed_at", "host", "pid"]
-        return pd.DataFrame(self._query(f"SELECT {', '.join(cols)} FROM failures ORDER BY failed_at"), columns=cols)
+        query = f"SELECT {', '.join(cols)} FROM failures ORDER BY failed_at"
+        rows = [dict(zip(cols, row)) for row in self._query(query)]
+        for row in rows:
+            row["seed"] = _seed_from_sql(row["seed"])
+        return pd.DataFrame(rows, columns=cols)
 
     def config(self, config_key: str):
         """The Config a stored run used."""
@@ -365,7 +386,7 @@ class ResultsStore:
     def put(self, info: Mapping[str, Any], config, metrics: Mapping[str, Any], wall_seconds: float) -> bool:
         """Commit one finished run (`info`: run_key, config_key, workload, workload_id, seed, version,
         params). Returns False when the store already held it (another sweep finished it first)."""
-        values = [info[k] if k != "params" else _dumps(info[k]) for k in _RUN_INFO]
+        values = _info_values(info)
         clean = {k: clean_value(v) for k, v in metrics.items()}
         self.require_writable(f"storing run {info['run_key']}")
         with self._errors(f"storing run {info['run_key']}"), self._transaction():
@@ -379,7 +400,7 @@ class ResultsStore:
 
     def put_failure(self, info: Mapping[str, Any], error: str, traceback: str = "") -> None:
         """Record that a run failed (replacing an earlier failure of the same run)."""
-        values = [info[k] if k != "params" else _dumps(info[k]) for k in _RUN_INFO]
+        values = _info_values(info)
         self.require_writable(f"recording the failure of run {info['run_key']}")
         with self._errors(f"recording the failure of run {info['run_key']}"), self._transaction():
             if self._db.execute("SELECT 1 FROM runs WHERE run_key = ?", (info["run_key"],)).fetchone():

@@ -537,6 +537,24 @@ def test_failed_runs_are_recorded_never_stored_and_retried(tmp_path):
     assert [f["workload"] for f in skipped.attrs["failures"]] == [str(bad)] * 2
 
 
+def test_seeds_past_the_signed_64_bit_range_are_stored_and_read_back(tmp_path):
+    # Sweeps take seeds up to 2**64 - 1 (the core's); SQLite's integers stop at 2**63 - 1.
+    seeds = [2**64 - 1, 2**63, 7]
+    path = tmp_path / "s.sqlite"
+    first = sweep(BASE, None, ["vectoradd:tiny"], seeds=seeds, store=path, jobs=1)
+    assert first.attrs["sweep"] == dict(runs=3, stored=0, simulated=3, failed=0)
+    again = sweep(BASE, None, ["vectoradd:tiny"], seeds=seeds, store=path, jobs=1)
+    assert again.attrs["sweep"] == dict(runs=3, stored=3, simulated=0, failed=0)
+    same_rows(again, first)
+    bad = tmp_path / "broken.npz"
+    bad.write_bytes(b"not a trace")
+    skipped = sweep(BASE, None, [bad], seeds=[2**63 + 5], store=path, jobs=1, errors="skip")
+    assert skipped.attrs["sweep"]["failed"] == 1
+    with ResultsStore(path) as store:
+        assert sorted(int(s) for s in store.results()["seed"]) == sorted(seeds)
+        assert [int(s) for s in store.failures()["seed"]] == [2**63 + 5]
+
+
 def test_ctrl_c_stops_the_runs_in_flight_and_keeps_the_finished_ones(tmp_path, monkeypatch):
     # Ctrl-C reaches only the sweep's thread: the pool's threads must be told to stop their runs (or
     # they simulate on, unseen, and the interpreter waits for them), and a run that finished but was not
