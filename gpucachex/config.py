@@ -107,6 +107,16 @@ def close_names(word: str, names, otherwise: str) -> str:
     return f"close: {', '.join(close)}" if close else otherwise
 
 
+def _check_section(name: str) -> None:
+    """Raise KeyError unless `name` is a section of configuration keys ("l1d", "l2.loscache", or the
+    short "loscache" that key names allow)."""
+    keys = schema()
+    if any(k.startswith(name + ".") or f".{name}." in k for k in keys):
+        return
+    sections = {k.rsplit(".", 1)[0] for k in keys}
+    raise KeyError(f"unknown configuration section {name!r} ({close_names(name, sections, '`gpucachex keys` lists them')})")
+
+
 def _flat_items(overrides: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
     """(dotted key, value) pairs of overrides given flat ({"l1d.ways": 8}) or nested by section
     ({"l1d": {"ways": 8}}, as `Config.to_dict(nested=True)` writes them)."""
@@ -117,6 +127,8 @@ def _flat_items(overrides: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
         if not isinstance(key, str):
             raise TypeError(f"configuration keys are strings such as 'l1d.ways', got {key!r}")
         if isinstance(value, Mapping):
+            if not value:   # nothing to yield: an unknown (misspelt) section would vanish without a word
+                _check_section(f"{prefix}{key}")
             yield from _flat_items(value, f"{prefix}{key}.")
         else:
             yield f"{prefix}{key}", value

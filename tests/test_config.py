@@ -115,6 +115,12 @@ def test_nested_overrides_round_trip_and_bad_mappings_are_named():
     with pytest.raises(ValueError, match=r"l2\.loscache\.table_entries is given twice \(as "
                                          r"'l2\.loscache\.table_entries' and 'loscache\.table_entries'\)"):
         Config({"l2.loscache.table_entries": 8, "loscache.table_entries": 16})
+    # An empty section is no change, but only under a section's name: a misspelt one would vanish unseen.
+    assert Config({"l1d": {}, "loscache": {}, "l2": {"loscache": {}}}) == Config()
+    with pytest.raises(KeyError, match=r"unknown configuration section 'l1dd' \(close: l1d"):
+        Config({"l1dd": {}})
+    with pytest.raises(KeyError, match=r"unknown configuration section 'l2\.loscahe'"):
+        Config({"l2": {"loscahe": {}}})
     with pytest.raises(TypeError, match=r"configuration keys are strings such as 'l1d\.ways', got 1"):
         Config({1: 2})
     with pytest.raises(TypeError, match=r"overrides must be a mapping of keys to values .* got str 'l1d\.ways=8'"):
