@@ -406,9 +406,21 @@ ENERGY_TERMS = tuple(f"{level}_{t}" for level in LEVELS for t in (
 def compare(run: Mapping[str, Any], baseline: Mapping[str, Any], keys=ENERGY_TERMS) -> dict[str, float]:
     """Ratios run / baseline of energy and power terms (a Result's metrics, a compute() output or a
     sweep row each): ``compare(drowsy.metrics, base.metrics)["l2_static_energy_j"]``."""
+    for what in ("workload", "seed"):   # a ratio across workloads or seeds is not the technique's effect
+        mine, theirs = _identity(run, what), _identity(baseline, what)
+        if mine is not None and theirs is not None and mine != theirs:
+            raise ValueError(f"compare(): the run and its baseline ran different {what}s ({mine!r} and {theirs!r}); "
+                             f"compare runs of the same workload and seed")
     run = getattr(run, "metrics", run)
     baseline = getattr(baseline, "metrics", baseline)
     return {k: (run[k] / baseline[k] if baseline[k] else float("nan")) for k in keys}
+
+
+def _identity(run: Any, what: str) -> Any:
+    """The workload or seed of a Result or a sweep row, None where it does not say (metrics alone)."""
+    if hasattr(run, "metrics"):
+        return getattr(run, what, None)
+    return run.get(what) if hasattr(run, "get") else None   # a dict or a DataFrame row
 
 
 def as_params(params: EnergyParams | Mapping[str, Any] | None) -> EnergyParams:

@@ -51,6 +51,28 @@ def test_energy_parameters_change_energy_without_simulating():
     assert at32["l1d_dynamic_energy_j"] < at45["l1d_dynamic_energy_j"]
 
 
+def test_compare_gives_ratios_to_the_same_workload_and_seed_only():
+    cfg = presets.get("gtx480")
+    base = simulate(cfg, workloads.make("vectoradd", size="tiny"))
+    drowsy = simulate(cfg.replace(**{"l1d.power": "drowsy"}), workloads.make("vectoradd", size="tiny"))
+    ratios = energy.compare(drowsy, base)
+    assert ratios["l1d_static_energy_j"] == pytest.approx(drowsy["l1d_static_energy_j"] / base["l1d_static_energy_j"])
+    assert ratios["l1d_static_energy_j"] < 0.5
+    assert energy.compare(drowsy.metrics, base.metrics) == ratios   # metrics alone say no workload
+    other = simulate(cfg, "hotspot:tiny")
+    with pytest.raises(ValueError, match=r"different workloads \('vectoradd' and 'hotspot'\)"):
+        energy.compare(drowsy, other)
+    reseeded = simulate(cfg, workloads.make("vectoradd", size="tiny"), seed=1)
+    with pytest.raises(ValueError, match=r"different seeds \(0 and 1\)"):
+        energy.compare(drowsy, reseeded)
+    import pandas as pd   # sweep rows carry their workload and seed as columns
+
+    row = pd.Series({**base.metrics, "workload": "vectoradd", "seed": 0})
+    assert energy.compare(drowsy, row) == ratios
+    with pytest.raises(ValueError, match="different workloads"):
+        energy.compare(row, pd.Series({**other.metrics, "workload": "hotspot", "seed": 0}))
+
+
 def test_energy_parameters_may_be_a_mapping_of_their_fields():
     r = simulate(presets.get("gtx480"), workloads.make("vectoradd", size="tiny"))
     assert energy.compute(r, {"node_nm": 32}) == energy.compute(r, energy.EnergyParams(node_nm=32))
