@@ -49,7 +49,7 @@ import threading
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from gpucachex.config import Config, resolve_key
 from gpucachex.store import STORE_FORMAT, clean_value, open_store
@@ -100,7 +100,7 @@ def _zip_axis(group: Any, where: str, scalars: bool) -> list[dict[str, Any]]:
         raise TypeError(f"{where} must be a non-empty mapping of keys to equally long lists, got {group!r}")
     if "zip" in group or "when" in group:
         raise ValueError(f"{where} cannot hold 'zip' or 'when'")
-    columns = {k: _values(where, k, v, scalars) for k, v in group.items()}
+    columns = {k: _values(where, k, v, scalars) for k, v in _dotted(group, where)}
     lengths = {k: len(v) for k, v in columns.items()}
     if len(set(lengths.values())) > 1:
         raise ValueError(f"{where}: zipped lists must have equal lengths, got {lengths}")
@@ -127,7 +127,7 @@ def _condition(rule: Mapping[str, Any], where: str) -> dict[str, Any]:
     from gpucachex.config import schema
 
     out = {}
-    for key, accepted in rule["if"].items():
+    for key, accepted in _dotted(rule["if"], where):
         try:
             spec = schema()[resolve_key(key)]
         except KeyError:   # not a configuration key (a label, or a grid expanded without a schema)
@@ -142,14 +142,30 @@ def _condition(rule: Mapping[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
-def _expand_mapping(grid: Mapping[str, Any], where: str, scalars: bool) -> list[dict[str, Any]]:
-    axes: list[list[dict[str, Any]]] = []
-    rules = []
+def _dotted(grid: Mapping[str, Any], where: str, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(key, values) of a grid whose keys may be nested by section, as TOML writes an unquoted dotted key
+    (`l1d.ways = [2, 4]` is {"l1d": {"ways": [2, 4]}}), with the dotted names; 'zip' and 'when' stay."""
     for key, values in grid.items():
         if not isinstance(key, str):
             raise TypeError(f"{where}: keys must be dotted configuration keys (strings), got {key!r}")
+        if isinstance(values, Mapping) and key not in _RESERVED:
+            if not values:
+                raise ValueError(f"{where}[{prefix + key!r}] is an empty section: it sweeps nothing")
+            yield from _dotted(values, where, f"{prefix}{key}.")
+        elif prefix and key in _RESERVED:
+            raise ValueError(f"{where}: {key!r} inside the section {prefix[:-1]!r}; put it at the top of the grid")
+        else:
+            yield prefix + key, values
+
+
+def _expand_mapping(grid: Mapping[str, Any], where: str, scalars: bool) -> list[dict[str, Any]]:
+    axes: list[list[dict[str, Any]]] = []
+    rules = []
+    for key, values in _dotted(grid, where):
         if key == "zip":
             groups = values if isinstance(values, (list, tuple)) else [values]
+            if not groups:   # no axis at all would run the base configuration alone
+                raise ValueError(f"{where}.zip has no groups; give {{key: [values], ...}} mappings or leave it out")
             axes += [_zip_axis(g, f"{where}.zip", scalars) for g in groups]
         elif key == "when":
             for rule in values if isinstance(values, (list, tuple)) else [values]:
@@ -167,7 +183,7 @@ def _expand_mapping(grid: Mapping[str, Any], where: str, scalars: bool) -> list[
             swept.append(k)
     points = [dict(collections.ChainMap(*reversed(combo))) for combo in itertools.product(*axes)]
     for i, rule in enumerate(rules):
-        unknown = [k for k in rule["if"] if k not in swept]
+        unknown = [k for k, _ in _dotted(rule["if"], f"{where}.when[{i}].if") if k not in swept]
         if unknown:
             raise ValueError(f"{where}.when[{i}]: 'if' names {unknown}, which this grid does not sweep "
                              f"(swept: {swept})")

@@ -60,6 +60,22 @@ def test_zip_conditional_and_list_grids():
         {"a": 1}, {"a": 2}, {"a": 3, "label": "three"}]
 
 
+def test_grid_keys_nested_by_section_as_toml_writes_unquoted_dotted_keys():
+    import tomllib
+
+    spec = tomllib.loads("""
+[grid]
+l1d.sharing = ["private", "ata"]
+zip = { l2.ways = [8, 16], l2.size_kb = [768, 1536] }
+when = [{ if = { l1d.sharing = "ata" }, grid = { l1d.cluster_size = [2, 3] } }]
+""")
+    assert spec["grid"]["l1d"] == {"sharing": ["private", "ata"]}   # what TOML makes of the dotted key
+    quoted = {"l1d.sharing": ["private", "ata"], "zip": {"l2.ways": [8, 16], "l2.size_kb": [768, 1536]},
+              "when": [{"if": {"l1d.sharing": "ata"}, "grid": {"l1d.cluster_size": [2, 3]}}]}
+    assert expand_grid(spec["grid"]) == expand_grid(quoted)
+    assert len(expand_grid(quoted)) == 6
+
+
 def test_when_values_are_compared_in_the_keys_canonical_form():
     # 8.0 is the integer 8 and 1 the boolean true, as configurations take them
     grid = {"l1d.ways": [4, 8], "l1d.dwl": [False, True],
@@ -90,6 +106,9 @@ def test_points_of_one_configuration_are_one_run_and_one_row():
     ({"a": [1], "zip": {"a": [2]}}, ValueError, "'a' is swept twice"),
     ({"a": [1], "when": [{"if": {"b": 1}, "grid": {"c": [1]}}]}, ValueError, r"'if' names \['b'\]"),
     ({"a": [1], "when": [{"if": {"a": 1}}]}, ValueError, "each rule is"),
+    ({"a": [1], "zip": []}, ValueError, r"grid.zip has no groups"),   # else the base would run alone
+    ({"l1d": {}}, ValueError, r"grid\['l1d'\] is an empty section"),
+    ({"l1d": {"zip": {"ways": [2]}}}, ValueError, r"'zip' inside the section 'l1d'"),
     ({"a": [1], "when": [{"if": {"a": 1}, "grid": {"a": [2]}}]}, ValueError, "already sweeps"),
     # an 'if' that matches no point would drop its sub-grid without a word: a value the key cannot take,
     # or one the grid does not sweep
