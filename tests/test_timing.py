@@ -494,6 +494,33 @@ def test_same_config_and_seed_give_identical_results():
     assert a.raw["timeseries"] == b.raw["timeseries"]
 
 
+SMALL_LINES = {"l1d.line_bytes": 64, "l2.line_bytes": 64, "l1i.line_bytes": 64, "l2.mshr_entries": 2,
+               "l2.partitions": 6, "l2.size_kb": 24.0}
+
+
+@pytest.mark.parametrize("preset, overrides, workload", [
+    ("gtx480", {}, "bfs"),
+    # a random victim is drawn before the checks that may refuse the request
+    ("gtx480", {"l1d.policy": "random", "l1d.mshr_entries": 2}, "bfs"),
+    # a refused request's retries look its set up, and may find a line whose decay cycle has come
+    ("admL1D", {**SMALL_LINES, "l2.power": "decay"}, "vectoradd"),
+    ("gtx480", {"l1d.power": "decay", "decay.interval": 300, "l1d.mshr_entries": 2}, "bfs"),
+])
+def test_where_the_cycle_loop_stops_changes_no_result(preset, overrides, workload):
+    """The loop skips cycles in which nothing can change, and stops at every time-series sample: a
+    sample every cycle, every 7 cycles or at the default interval gives the same run."""
+    from gpucachex import workloads
+
+    trace = workloads.make(workload, "tiny")
+    cfg = presets.get(preset, **overrides)
+    runs = [simulate(cfg.replace(**{"sim.timeseries_interval": n}), trace, seed=s)
+            for s in (0, 29) for n in (1, 7, cfg["sim.timeseries_interval"])]
+    for first, *others in (runs[:3], runs[3:]):
+        assert first["l1d_reservation_fails"] > 0
+        for other in others:
+            assert other.metrics == first.metrics
+
+
 def test_dram_latency_jitter_adds_a_seeded_uniform_delay_to_each_dram_access():
     # One warp reads 64 lines one after another (each load's user before the next load), so every
     # load meets an idle DRAM and its latency is the fixed one plus its access's own jitter.

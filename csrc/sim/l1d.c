@@ -397,6 +397,10 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
      * miss queue and an MSHR entry, refused in that order as GPGPU-Sim does (the tag probe, then
      * rd_miss_base's miss_queue_full, then send_read_request's MSHR check). */
     int new_line = way < 0;
+    /* The victim is chosen before the checks below can refuse the request; a refused attempt gives
+     * back the random numbers it drew, so that a request retried every cycle draws as one whose
+     * retries the cycle loop skips (and results do not depend on where the loop stops). */
+    gcx_rng rng_before = c->rng;
     if (new_line) {
         int v = gcx_cache_pick_victim(c, set);
         if (v < 0)
@@ -408,10 +412,14 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
                                                          : (uint8_t)(need & ~c->meta[line].valid);
     /* Room for the victim's writeback and the fetch, unless neither needs the queue (a clean victim
      * and a fetch that stays in the cluster). */
-    if (miss_queue_short_for_read(l1) && (victim_dirty || fetch_needs_slot(g, sm, r, gcx_to_32_sectors(fetch, c))))
+    if (miss_queue_short_for_read(l1) && (victim_dirty || fetch_needs_slot(g, sm, r, gcx_to_32_sectors(fetch, c)))) {
+        c->rng = rng_before;
         return GCX_FAIL_MISS_QUEUE;
-    if (l1->mshr.n_free == 0)
+    }
+    if (l1->mshr.n_free == 0) {
+        c->rng = rng_before;
         return GCX_FAIL_MSHR_ENTRY;
+    }
     if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
         gcx_tcache_count_access(tc, 0, 0);
         tc->s.bypasses++;

@@ -11,7 +11,12 @@
  * cycle all the same). At the end of the run lines past their decay cycle are OFF and without data
  * from it and count as decays, dirty ones as dirty decays; their writebacks, like those of every
  * line still dirty when a run ends, are not simulated. This is the reference the drowsy technique is
- * compared against: it saves more leakage per idle line but pays misses for data it threw away. */
+ * compared against: it saves more leakage per idle line but pays misses for data it threw away.
+ *
+ * A request the cache refuses looks its set up again on every cycle it retries, and may find a line
+ * whose decay cycle has come. The cycle loop skips retries that would change nothing; with decay a
+ * retry can switch a line off, so the loop is told every decay cycle (next_event) and stops there:
+ * a run gives the same results wherever else the loop stops (time-series samples, other events). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -24,13 +29,70 @@ static const gcx_param_spec decay_params[N_PARAMS] = {
                     1e12, 1},
 };
 
+typedef struct decay_due_at {
+    uint64_t cycle;
+    uint32_t line; /* cache * lines + line */
+} decay_due_at;
+
 typedef struct decay_state {
     uint32_t lines, n_caches;
     uint64_t interval;
     uint64_t *touched; /* [cache * lines + line] cycle of the last access or fill */
     uint8_t *live;     /* the line holds data that can decay */
     uint64_t decays, decays_dirty;
+    /* Decay cycles to come, earliest first (a binary min-heap). An access pushes the line's new one
+     * and leaves the old one, which is dropped when it reaches the top: cheaper than finding it. */
+    decay_due_at *due;
+    size_t n_due, cap_due;
+    int oom;
 } decay_state;
+
+static void due_push(decay_state *st, uint32_t line, uint64_t cycle)
+{
+    if (st->n_due == st->cap_due) {
+        size_t cap = st->cap_due ? st->cap_due * 2 : 1024;
+        decay_due_at *d = realloc(st->due, cap * sizeof *d);
+        if (!d) {
+            st->oom = 1;
+            return;
+        }
+        st->due = d;
+        st->cap_due = cap;
+    }
+    size_t i = st->n_due++;
+    while (i > 0 && st->due[(i - 1) / 2].cycle > cycle) {
+        st->due[i] = st->due[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    st->due[i] = (decay_due_at){cycle, line};
+}
+
+static void due_pop(decay_state *st)
+{
+    decay_due_at last = st->due[--st->n_due];
+    size_t i = 0, n = st->n_due;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && st->due[c + 1].cycle < st->due[c].cycle)
+            c++;
+        if (st->due[c].cycle >= last.cycle)
+            break;
+        st->due[i] = st->due[c];
+        i = c;
+    }
+    if (n)
+        st->due[i] = last;
+}
+
+/* The line `i` (cache * lines + line) was accessed or filled at `now`: it decays interval cycles on. */
+static void touch(decay_state *st, size_t i, uint64_t now)
+{
+    st->live[i] = 1;
+    st->touched[i] = now;
+    due_push(st, (uint32_t)i, now + st->interval);
+}
 
 static gcx_tcache *cache_of(gcx_tech *t, uint32_t i)
 {
@@ -68,6 +130,7 @@ static void decay_release(gcx_tech *t)
         return;
     free(st->touched);
     free(st->live);
+    free(st->due);
     free(st);
     t->state = NULL;
 }
@@ -82,8 +145,7 @@ static void decay_kernel_start(gcx_tech *t, uint32_t kernel, uint64_t now)
             size_t i = (size_t)c * st->lines + line;
             if (!st->live[i] && tc->c.meta[line].valid && !tc->c.meta[line].reserved) {
                 gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
-                st->live[i] = 1;
-                st->touched[i] = now;
+                touch(st, i, now);
             }
         }
     }
@@ -133,17 +195,32 @@ static uint32_t decay_line_access(gcx_tech *t, gcx_tcache *tc, uint32_t line, co
     size_t i = (size_t)tc->id * st->lines + line;
     if (tc->c.meta[line].state != GCX_LINE_ON) /* data placed without a fill (prefill) */
         gcx_tcache_set_state(tc, line, GCX_LINE_ON, now);
-    st->live[i] = 1;
-    st->touched[i] = now;
+    touch(st, i, now);
     return 0;
 }
 
 static void decay_line_fill(gcx_tech *t, gcx_tcache *tc, uint32_t line, const gcx_req *r, uint64_t now)
 {
     decay_state *st = t->state;
-    size_t i = (size_t)tc->id * st->lines + line;
-    st->live[i] = 1;
-    st->touched[i] = now;
+    touch(st, (size_t)tc->id * st->lines + line, now);
+}
+
+/* The earliest decay cycle after `now` of a line that still holds data: a retry then may switch it
+ * off. Decay cycles passed, and those of lines accessed since or already off, are dropped. */
+static uint64_t decay_next_event(gcx_tech *t, uint64_t now)
+{
+    decay_state *st = t->state;
+    if (st->oom) {
+        t->gpu->oom = 1; /* the run stops with an out-of-memory error */
+        return GCX_INF;
+    }
+    while (st->n_due) {
+        decay_due_at d = st->due[0];
+        if (d.cycle > now && st->live[d.line] && st->touched[d.line] + st->interval == d.cycle)
+            return d.cycle;
+        due_pop(st);
+    }
+    return GCX_INF;
 }
 
 static void decay_line_evict(gcx_tech *t, gcx_tcache *tc, uint32_t line, uint64_t now)
@@ -197,6 +274,7 @@ const gcx_technique gcx_tech_l1d_power_decay = {
     .line_access = decay_line_access,
     .line_fill = decay_line_fill,
     .line_evict = decay_line_evict,
+    .next_event = decay_next_event,
     .cache_finish = decay_cache_finish,
     .report = decay_report,
 };
@@ -215,6 +293,7 @@ const gcx_technique gcx_tech_l2_power_decay = {
     .line_access = decay_line_access,
     .line_fill = decay_line_fill,
     .line_evict = decay_line_evict,
+    .next_event = decay_next_event,
     .cache_finish = decay_cache_finish,
     .report = decay_report,
 };
