@@ -616,6 +616,17 @@ def test_the_core_stops_when_its_stop_flag_is_set():
     assert _core.simulate(BASE.to_dict(), _kernel_dicts(trace), [], 0, False, progress=flag)["cycles"] > 0
 
 
+def test_a_run_stalled_past_its_patience_stops_naming_the_key_to_raise_and_the_run_limit_names_its_own():
+    # A DRAM latency longer than sim.deadlock_cycles: nothing moves for longer than the patience.
+    slow = BASE.replace(**{"sim.deadlock_cycles": 1000, "dram.latency": 5000})
+    with pytest.raises(RuntimeError, match=r"no progress \(over sim\.deadlock_cycles = 1000 cycles without "
+                                           r"progress; raise it if a configured latency is that long\) at cycle"):
+        simulate(slow, mixed_trace())
+    assert simulate(slow.replace(**{"sim.deadlock_cycles": 10000}), mixed_trace())["cycles"] > 5000
+    with pytest.raises(RuntimeError, match=r"sim\.max_cycles = 100 reached in kernel 1"):
+        simulate(BASE.replace(**{"sim.max_cycles": 100}), mixed_trace())
+
+
 # ---- what a cache architect checks ------------------------------------------------------------
 
 def streaming(ctas=30, warps=8, loads=8):

@@ -371,8 +371,13 @@ static int run_kernel(gcx_gpu *g, gcx_error *err)
             g->last_progress = g->now;
             g->now++;
         } else {
-            if (g->now - g->last_progress > patience)
-                return deadlock(g, err, "too many cycles without progress");
+            if (g->now - g->last_progress > patience) {
+                /* A latency configured longer than the patience looks like a hang: say which key to raise. */
+                char why[160];
+                snprintf(why, sizeof why, "over sim.deadlock_cycles = %llu cycles without progress; raise it if a "
+                         "configured latency is that long", (unsigned long long)patience);
+                return deadlock(g, err, why);
+            }
             uint64_t t = next_event(g);
             if (t == GCX_INF) {
                 if (!work_left(g))
