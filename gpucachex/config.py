@@ -63,7 +63,7 @@ class KeySpec:
                     raise ValueError(f"{name} must be an integer, got {value}")
                 value = int(value)
         else:
-            value = float(value)
+            value = float(value) + 0.0   # -0.0 is 0.0, and must not give another configuration key
         if not self.min <= value <= self.max:
             raise ValueError(f"{name} must be between {self.min:g} and {self.max:g}, got {value}")
         return value

@@ -92,6 +92,9 @@ def test_key_is_stable_across_processes_and_sensitive_to_values():
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == cfg.key()
     assert cfg.key() != cfg.replace(**{"l1d.ways": 32}).key()
+    # -0.0 (np.linspace's, a sign flipped) is the same configuration as 0.0, in a store too
+    zero = cfg.replace(**{"l1d.admL1D.b_threshold": 0.0})
+    assert cfg.replace(**{"l1d.admL1D.b_threshold": -0.0}).key() == zero.key()
     assert cfg == presets.get("ata") and hash(cfg) == hash(presets.get("ata"))
 
 
