@@ -62,9 +62,12 @@ def cmd_cache(args) -> int:
         if not sep:
             raise CliError(f"--option expects key=value, got {item!r}")
         try:
-            options[key] = float(value) if "." in value else int(value)
+            options[key] = int(value)
         except ValueError:
-            raise CliError(f"--option {key}: {value!r} is not a number") from None
+            try:   # 0.5, 1e3: the policy's own check says which it takes
+                options[key] = float(value)
+            except ValueError:
+                raise CliError(f"--option {key}: {value!r} is not a number") from None
     try:
         stats = cache_run(addrs, sets=args.sets, ways=args.ways, line_bytes=args.line, policy=args.policy,
                           seed=args.seed, **options)

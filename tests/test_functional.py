@@ -295,6 +295,13 @@ def test_cli_cache_table_and_policy_option(tmp_path, capsys):
                      "--option", "rrpv_bits=2"]) == 0
     out = capsys.readouterr().out
     assert "hits" in out and " 4" in out
+    # A number in any spelling reaches the policy, whose own check names what it takes.
+    assert cli_main(["cache", str(path), "--sets", "1", "--ways", "4", "--line", "64", "--policy", "srrip",
+                     "--option", "rrpv_bits=1e3"]) == 2
+    assert "rrpv_bits must be between 1 and 8, got 1000" in capsys.readouterr().err
+    assert cli_main(["cache", str(path), "--sets", "1", "--ways", "4", "--line", "64", "--policy", "srrip",
+                     "--option", "rrpv_bits=two"]) == 2
+    assert "--option rrpv_bits: 'two' is not a number" in capsys.readouterr().err
 
 
 def test_cli_cache_errors(tmp_path, capsys):
