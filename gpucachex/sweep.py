@@ -860,6 +860,8 @@ def sweep(base: Config | str, grid=None, workloads: Sequence[Any] = (), *, seeds
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
     if errors not in ("raise", "skip"):
         raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
+    if progress not in (True, False, None) or isinstance(progress, (int, float)) and not isinstance(progress, bool):
+        raise TypeError(f"progress must be True, False or None (a bar only where one shows), got {progress!r}")
 
     todo = points(base, grid, workloads, seeds)
     unique: dict[str, Point] = {}

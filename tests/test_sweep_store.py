@@ -162,6 +162,8 @@ def test_bad_sweep_arguments_fail_before_running(tmp_path):
         sweep(BASE, None, ["bfs:tiny"], errors="ignore")
     with pytest.raises(TypeError, match="store must be"):
         sweep(BASE, None, ["bfs:tiny"], store=3)
+    with pytest.raises(TypeError, match=r"progress must be True, False or None .* got 'no'"):
+        sweep(BASE, None, ["bfs:tiny"], progress="no")   # a truthy string would have shown the bar
     assert not list(tmp_path.iterdir())
 
 
