@@ -373,7 +373,7 @@ def _sweep_options(args) -> dict:
 
 def cmd_sweep(args) -> int:
     from gpucachex.experiments import Context, load_spec
-    from gpucachex.store import StoreError
+    from gpucachex.store import StoreError, write_parquet
 
     try:
         spec = load_spec(args.spec, quick=args.quick)
@@ -393,7 +393,7 @@ def cmd_sweep(args) -> int:
     written = [csv]
     if args.parquet:
         parquet = str(Path(csv).with_suffix(".parquet"))
-        frame.to_parquet(parquet, index=False)
+        write_parquet(frame, parquet)
         written.append(parquet)
     stats = frame.attrs.get("sweep", {})
     store = f" (store {options['store'].path})" if "store" in options else ""

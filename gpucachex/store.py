@@ -81,6 +81,20 @@ def _info_values(info: Mapping[str, Any]) -> list[Any]:
             for k in _RUN_INFO]
 
 
+def write_parquet(frame, path: str | os.PathLike) -> None:
+    """Write a results frame to Parquet. A Parquet column holds one type, and a column of several
+    (labels 3 and "x" from two sweeps) is written as text, as CSV writes it; missing values stay
+    missing."""
+    def missing(v: Any) -> bool:
+        return v is None or (isinstance(v, float) and v != v)
+
+    out = frame.copy()
+    for col in out.columns[out.dtypes == object]:
+        if len({type(v) for v in out[col] if not missing(v)}) > 1:
+            out[col] = [None if missing(v) else str(v) for v in out[col]]
+    out.to_parquet(path, index=False)
+
+
 def clean_value(value: Any) -> Any:
     """A metric as a plain JSON value (numpy scalars become Python numbers), so a row read back from the
     store equals the row computed."""
@@ -377,7 +391,7 @@ class ResultsStore:
         frame = self.results()
         path.parent.mkdir(parents=True, exist_ok=True)
         if fmt == "parquet":
-            frame.to_parquet(path, index=False)
+            write_parquet(frame, path)
         else:
             frame.to_csv(path, index=False)
         return path

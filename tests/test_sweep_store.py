@@ -384,6 +384,18 @@ def test_store_export_parquet_and_csv(tmp_path):
         assert (merged["l1d.ways"] == merged["l1d.ways_x"]).all()
 
 
+def test_store_export_to_parquet_of_labels_of_two_types(tmp_path):
+    # Two sweeps into one store, labelled 3 and "wide": a Parquet column holds one type, so the
+    # labels are written as text (as CSV writes them), and a missing one stays missing.
+    path = tmp_path / "s.sqlite"
+    sweep(BASE, [{"l1d.ways": 2, "label": 3}], ["sgemm:tiny"], store=path, jobs=1)
+    sweep(BASE, [{"l1d.ways": 8, "label": "wide"}, {"l1d.ways": 16}], ["sgemm:tiny"], store=path, jobs=1)
+    with ResultsStore(path) as store:
+        pq = pd.read_parquet(store.export(tmp_path / "r.parquet")).sort_values("l1d.ways")
+    assert list(pq["l1d.ways"]) == [2, 8, 16]
+    assert list(pq["label"][:2]) == ["3", "wide"] and pd.isna(pq["label"].iloc[2])
+
+
 def test_store_errors_are_clear(tmp_path):
     with pytest.raises(StoreError, match="is a directory"):
         ResultsStore(tmp_path)
