@@ -28,6 +28,14 @@ def _require(frame, *columns) -> None:
         raise ValueError("nothing to plot: the frame has no rows")
 
 
+def _require_values(frame, *columns: str) -> None:
+    """ValueError when no row holds a value in every one of `columns` (a metric no run reported, a
+    failed baseline's ratios): the figure would be drawn empty without a word."""
+    if not frame[list(columns)].notna().all(axis=1).any():
+        shown = " and ".join(repr(c) for c in columns)
+        raise ValueError(f"nothing to plot: no row of the frame has a value in {shown} (every one is missing)")
+
+
 def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None = None, mean: str = "arith",
                     ylabel: str | None = None, title: str = "", reference: float | None = 1.0, spread: bool = False,
                     ax=None):
@@ -38,6 +46,7 @@ def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None
     import pandas as pd
 
     _require(frame, metric, by, hue)
+    _require_values(frame, metric)
     if mean not in ("arith", "geo"):
         raise ValueError(f"mean must be 'arith' or 'geo', got {mean!r}")
     hues = [None] if hue is None else list(dict.fromkeys(frame[hue]))
@@ -86,6 +95,7 @@ def lines(frame, x: str, y: str, *, hue: str | None = "workload", xlabel: str | 
           ylabel: str | None = None, title: str = "", logx: bool = False, ax=None):
     """`y` against a swept parameter `x`, one line per `hue` value."""
     _require(frame, x, y, hue)
+    _require_values(frame, y)
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6, 3.5))
     groups = [(None, frame)] if hue is None else list(frame.groupby(hue, sort=False))
     for name, rows in groups:
@@ -107,6 +117,7 @@ def stacked_bars(frame, columns: Sequence[str], *, by: str = "workload", labels:
     """One stacked bar per `by` value from the fractions in `columns` (histograms such as the
     per-block access counts)."""
     _require(frame, by, *columns)
+    _require_values(frame, *columns)
     if labels is not None and len(labels) != len(columns):
         raise ValueError(f"{len(labels)} labels for {len(columns)} columns")
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(max(6, 0.5 * frame[by].nunique() + 2), 3.5))
@@ -133,6 +144,7 @@ def histogram(frame, x: str | None = None, *, columns: Sequence[str] | None = No
     if (x is None) == (columns is None):
         raise ValueError("histogram needs either x (a column of values) or columns (one column per bucket)")
     _require(frame, *([x] if x is not None else list(columns)), hue)
+    _require_values(frame, *([x] if x is not None else list(columns)))
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6, 3.5))
     groups = [(None, frame)] if hue is None else list(frame.groupby(hue, sort=False))
     if x is not None:
@@ -182,6 +194,7 @@ def heatmap(frame, x: str, y: str, value: str, *, agg: str = "mean", fmt: str = 
     """`value` (aggregated with `agg` over the other columns: workloads, seeds) over two swept keys,
     `x` across and `y` down, each cell annotated."""
     _require(frame, x, y, value)
+    _require_values(frame, value)
     if agg not in HEATMAP_AGGS:
         raise ValueError(f"agg must be one of {', '.join(HEATMAP_AGGS)}, got {agg!r}")
     table = frame.pivot_table(index=y, columns=x, values=value, aggfunc=agg).sort_index().sort_index(axis=1)
@@ -233,6 +246,7 @@ def pareto(frame, x: str = "cache_energy_j", y: str = "ipc", *, by: str | Sequen
     import pandas as pd
 
     _require(frame, x, y)
+    _require_values(frame, x, y)
     if by is not None:
         keys = [by] if isinstance(by, str) else list(by)
         _require(frame, *keys)

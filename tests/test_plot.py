@@ -132,6 +132,23 @@ def test_an_empty_frame_is_refused_not_drawn_blank(draw):
         draw(empty)
 
 
+@pytest.mark.parametrize("draw, shown", [
+    (lambda f: plot.normalized_bars(f, "ipc"), "'ipc'"), (lambda f: plot.lines(f, "ways", "ipc"), "'ipc'"),
+    (lambda f: plot.stacked_bars(f, ["ipc", "A0"]), "'ipc' and 'A0'"),
+    (lambda f: plot.histogram(f, x="ipc"), "'ipc'"), (lambda f: plot.histogram(f, columns=["A0", "ipc"]), "'A0' and 'ipc'"),
+    (lambda f: plot.heatmap(f, "ways", "workload", "ipc"), "'ipc'"),
+    (lambda f: plot.pareto(f, "A0", "ipc"), "'A0' and 'ipc'"),
+])
+@pytest.mark.filterwarnings("ignore:normalized_bars")   # of the one workload with a value
+def test_a_metric_without_a_value_is_refused_not_drawn_blank(draw, shown):
+    # e.g. ratios to a baseline run that failed: every one NaN
+    frame = pd.DataFrame({"workload": ["a", "b"], "ways": [2, 4], "ipc": [float("nan")] * 2, "A0": [0.5, 0.25]})
+    with pytest.raises(ValueError, match=f"nothing to plot: no row of the frame has a value in {shown}"):
+        draw(frame)
+    frame.loc[1, "ipc"] = 1.5   # one value is a figure
+    draw(frame)
+
+
 def test_bad_plot_options_are_refused_before_drawing_or_writing(tmp_path):
     frame = pd.DataFrame({"workload": ["a", "b"], "ways": [2, 4], "ipc": [1.0, 2.0]})
     with pytest.raises(ValueError, match="agg must be one of mean, median"):
