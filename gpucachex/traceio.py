@@ -13,6 +13,7 @@ import json
 import lzma
 import mmap
 import os
+import re
 import struct
 import tempfile
 import zipfile
@@ -81,6 +82,11 @@ def _trace_file(p: Path) -> tuple[Path, str]:
 
 # ---- Accel-Sim text ---------------------------------------------------------------------------
 
+# A byte count longer than 20 digits is past 2^64 anyway (and a long one would reach int()'s
+# 4,300-digit limit, a ValueError without the file and line).
+_MEMCPY = re.compile(r"MemcpyHtoD\s*,\s*0[xX]([0-9a-fA-F]+)\s*,\s*([0-9]{1,20})")
+
+
 def _read_kernelslist(listing: Path) -> tuple[list[Path], list[tuple[int, int, int]]]:
     """Kernel files (relative to the list's folder) and (kernel index it precedes, dst, bytes) copies."""
     files: list[Path] = []
@@ -92,15 +98,17 @@ def _read_kernelslist(listing: Path) -> tuple[list[Path], list[tuple[int, int, i
         if not line:
             continue
         if line.startswith("MemcpyHtoD"):
-            parts = [x.strip() for x in line.split(",")]
-            try:
-                if len(parts) != 3 or not parts[1].lower().startswith("0x"):
-                    raise ValueError
-                dst, nbytes = int(parts[1], 16), int(parts[2], 10)
-                if nbytes < 0 or dst >= 1 << 64:
-                    raise ValueError
-            except ValueError:
-                raise ValueError(f"{at}: expected MemcpyHtoD,0x<destination>,<bytes>, found {line[:80]!r}") from None
+            # Digits only: Python's int() would also take "1_000", "+4" or non-ASCII digits, numbers
+            # the tracer never writes and Accel-Sim reads otherwise.
+            m = _MEMCPY.fullmatch(line)
+            if m is None:
+                raise ValueError(f"{at}: expected MemcpyHtoD,0x<destination>,<bytes>, found {line[:80]!r}")
+            dst, nbytes = int(m[1], 16), int(m[2], 10)
+            if dst >= 1 << 64 or dst + nbytes > 1 << 64:
+                # Trace.validate refuses such a copy too, but only when the trace is simulated,
+                # without naming this line.
+                raise ValueError(f"{at}: MemcpyHtoD of {nbytes} bytes to {dst:#x} runs past the 64-bit address "
+                                 f"space")
             memcpys.append((len(files), dst, nbytes))
         elif line.startswith("Memcpy"):
             continue  # device-to-host copies change nothing the simulator models (Accel-Sim skips them too)

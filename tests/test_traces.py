@@ -521,6 +521,29 @@ def test_kernelslist_errors_name_the_list_and_line(tmp_path):
         gpucachex.load_trace(tmp_path / "..")
 
 
+@pytest.mark.parametrize("line, message", [
+    # a copy past the end of the address space: refused here, not later by simulate without the line
+    ("MemcpyHtoD,0xffffffffffffff00,1000", "MemcpyHtoD of 1000 bytes to 0xffffffffffffff00 runs past the 64-bit"),
+    ("MemcpyHtoD,0x10000000000000000,0", "MemcpyHtoD of 0 bytes to 0x10000000000000000 runs past the 64-bit"),
+    # numbers Python's int() reads but the tracer never writes
+    ("MemcpyHtoD,0x10,1_000", "expected MemcpyHtoD,0x<destination>,<bytes>, found 'MemcpyHtoD,0x10,1_000'"),
+    ("MemcpyHtoD,0x1_0,4", "expected MemcpyHtoD,0x<destination>,<bytes>"),
+    ("MemcpyHtoD,0x10,+4", "expected MemcpyHtoD,0x<destination>,<bytes>"),
+    ("MemcpyHtoD,0x10,\uff14", "expected MemcpyHtoD,0x<destination>,<bytes>"),  # a fullwidth 4
+    ("MemcpyHtoDAsync,0x10,4", "expected MemcpyHtoD,0x<destination>,<bytes>"),
+])
+def test_kernelslist_memcpys_are_read_as_written_or_refused(tmp_path, line, message):
+    write(tmp_path, header() + tb(0, {0: [GOOD]}))
+    listing = tmp_path / "kernelslist.g"
+    listing.write_text(f"MemcpyHtoD,0x00007f2b2d500000,400\nkernel-1.traceg\n{line}\nkernel-1.traceg\n",
+                       encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(f"{listing}:3: {message}")):
+        gpucachex.load_trace(listing)
+    listing.write_text("MemcpyHtoD , 0x00007F2B2D500000 , 400\nkernel-1.traceg\nMemcpyHtoD,0xffffffffffffff00,256\n"
+                       "kernel-1.traceg\n")
+    assert gpucachex.load_trace(listing).memcpys == [(0, 0x7F2B2D500000, 400), (1, 0xFFFFFFFFFFFFFF00, 256)]
+
+
 def test_parser_misuse_is_reported():
     p = _core.TraceParser()
     with pytest.raises(RuntimeError, match="call begin"):
