@@ -497,6 +497,12 @@ def _meta_int(km: dict, key: str, low: int = 0, high: int = 1 << 63) -> int:
     return v
 
 
+def _meta_memcpy(m) -> tuple[int, int, int]:
+    if type(m) is not list or len(m) != 3 or any(type(v) is not int for v in m):
+        raise _Corrupt(f"memcpy {m!r} is not three integers")
+    return tuple(m)
+
+
 def _load_native(path: Path) -> Trace:
     from gpucachex import _core
     from gpucachex.trace import OpClass
@@ -512,14 +518,18 @@ def _load_native(path: Path) -> Trace:
         if not isinstance(meta, dict) or meta.get("format") != NATIVE_FORMAT:
             raise _Corrupt("not a gpucachex native trace")
         version = meta.get("version")
-        if not isinstance(version, int) or version < 1:
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
             raise _Corrupt(f"bad format version {version!r}")
         if version > NATIVE_VERSION:
             raise ValueError(f"{path}: native trace format version {version} is newer than this gpucachex "
                              f"reads (up to {NATIVE_VERSION}); upgrade gpucachex")
         columns = {name: _member(mm, infos, name, *_column_dtype(name)) for name in _NATIVE_COLUMNS}
-        opcodes = [str(op) for op in meta["opcodes"]]
-        memcpys = [tuple(int(x) for x in m) for m in meta["memcpys"]]
+        # The meta is checked as strictly as Trace.validate checks what save writes: int() and str()
+        # would turn a changed value (a copy of 1.5 bytes, an opcode 7) into a different trace.
+        opcodes = meta["opcodes"]
+        if type(opcodes) is not list or any(type(op) is not str for op in opcodes):
+            raise _Corrupt("the opcode table is not a list of names")
+        memcpys = [_meta_memcpy(m) for m in meta["memcpys"]]
         kernels, row, addr = [], 0, 0
         for i, km in enumerate(meta["kernels"]):
             n, m = _meta_int(km, "n_insts"), _meta_int(km, "n_addresses")
@@ -534,7 +544,8 @@ def _load_native(path: Path) -> Trace:
             cols = {name: columns[name][row:row + n] for name in INST_COLUMNS}
             k = Kernel(name=str(km["name"]), grid=grid, block=block, **cols,
                        addresses=columns["addresses"][addr:addr + m],
-                       shmem_bytes=_meta_int(km, "shmem_bytes"), nregs=_meta_int(km, "nregs"),
+                       shmem_bytes=_meta_int(km, "shmem_bytes", high=1 << 32),
+                       nregs=_meta_int(km, "nregs", high=1 << 32),
                        kernel_id=_meta_int(km, "kernel_id", -(1 << 63)),
                        binary_version=_meta_int(km, "binary_version"), attrs=attrs)
             if k.n_insts != n or k.addresses.shape[0] != m:
@@ -550,7 +561,7 @@ def _load_native(path: Path) -> Trace:
         if row != columns["cta"].shape[0] or addr != columns["addresses"].shape[0]:
             raise _Corrupt("the kernels do not cover the columns")
         for before, dst, nbytes in memcpys:
-            if not 0 <= before <= len(kernels) or nbytes < 0 or dst < 0:
+            if not 0 <= before <= len(kernels) or nbytes < 0 or not 0 <= dst < 1 << 64 or dst + nbytes > 1 << 64:
                 raise _Corrupt(f"bad memcpy ({before}, {dst:#x}, {nbytes})")
         return Trace(kernels, opcodes, memcpys, name=str(meta["name"]), source=str(meta["source"]))
     except _Corrupt as exc:

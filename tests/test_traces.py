@@ -827,6 +827,27 @@ def test_version_1_native_files_load_their_attrs_as_saved(tmp_path):
         gpucachex.load_trace(bad)
 
 
+@pytest.mark.parametrize("change, message", [
+    # int() and str() would have loaded these as a different trace (a copy of 1 byte, opcode '7')
+    (lambda meta: meta.update(memcpys=[[0, 16, 1.5]]), r"memcpy [0, 16, 1.5] is not three integers"),
+    (lambda meta: meta.update(memcpys=[[0, "16", 4]]), r"memcpy [0, '16', 4] is not three integers"),
+    (lambda meta: meta.update(memcpys=[[True, 16, 4]]), r"memcpy [True, 16, 4] is not three integers"),
+    (lambda meta: meta.update(opcodes=[7]), "the opcode table is not a list of names"),
+    (lambda meta: meta.update(version=True), "bad format version True"),
+    # values Trace.validate refuses: loaded, they failed only at simulate, without naming the file
+    (lambda meta: meta.update(memcpys=[[0, 2**64 - 1, 10]]), "bad memcpy (0, 0xffffffffffffffff, 10)"),
+    (lambda meta: meta.update(memcpys=[[0, 2**64, 0]]), "bad memcpy (0, 0x10000000000000000, 0)"),
+    (lambda meta: meta["kernels"][0].update(nregs=2**40), "kernel field nregs = 1099511627776 is out of range"),
+    (lambda meta: meta["kernels"][0].update(shmem_bytes=2**32), "kernel field shmem_bytes = 4294967296 is out of"),
+])
+def test_a_changed_native_meta_is_refused(tmp_path, change, message):
+    """The zip's CRC-32 catches damage, not a meta rewritten through zipfile (which computes a new
+    one): the loader checks the meta's values as save wrote them."""
+    bad = _with_meta(_saved(tmp_path), tmp_path / "bad.npz", change)
+    with pytest.raises(ValueError, match=re.escape(f"{bad}: corrupt native trace file ({message}")):
+        gpucachex.load_trace(bad)
+
+
 def test_a_changed_byte_in_a_native_file_is_refused(tmp_path):
     """The columns are mapped, not parsed, so a damaged value would load as a valid, different trace
     (another address, PC or mask); each member's CRC-32 catches it, naming the member."""
