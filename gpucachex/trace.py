@@ -290,7 +290,8 @@ class Trace:
                     or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in m)):
                 raise ValueError(f"{where}memcpy {i} must be (kernel index, address, bytes), three integers, got {m!r}")
             before, dst, nbytes = (int(v) for v in m)
-            if not 0 <= before <= len(self.kernels) or nbytes < 0 or dst < 0 or dst + nbytes > 1 << 64:
+            # dst < 2^64 on its own too: an empty copy to 2^64 ends at 2^64 but starts past the last address
+            if not 0 <= before <= len(self.kernels) or nbytes < 0 or not 0 <= dst < 1 << 64 or dst + nbytes > 1 << 64:
                 raise ValueError(f"{where}bad memcpy {i} ({before}, {dst:#x}, {nbytes}): the kernel index must be 0 to "
                                  f"{len(self.kernels)}, bytes >= 0, and the copy within the 64-bit address space")
         return self

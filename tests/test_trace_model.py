@@ -116,6 +116,7 @@ def test_opcode_classification():
     (dict(memcpys=[(0, -1, 8)]), r"bad memcpy 0 \(0, -0x1, 8\)"),
     (dict(memcpys=[(0, 2**64 - 4, 8)]), "within the 64-bit address space"),
     (dict(memcpys=[(0, 2**70, 8)]), "within the 64-bit address space"),
+    (dict(memcpys=[(0, 2**64, 0)]), "within the 64-bit address space"),  # the core cannot hold the address
     (dict(opcodes=[7]), r"opcodes must be names \(strings\), got 7"),
     (dict(kernels=[None]), "kernel 1 must be a Kernel, got NoneType"),
 ])
