@@ -55,6 +55,53 @@ def test_where_otherwise_emit_complementary_masks_only_where_non_empty():
                 pass
 
 
+def _otherwise_after_exit(k, a, tid):
+    with k.where(tid < 8):
+        k.load(a, tid)
+    k.exit_where(tid < 16)          # lanes 8-15 leave the kernel
+    with k.otherwise():             # would have run over lanes 8-31, the exited ones included
+        k.load(a, tid)
+
+
+def _otherwise_first_in_an_iteration(k, a, tid):
+    for i in k.loop(tid % 2 + 1):   # odd lanes make 2 trips, even lanes 1
+        if i == 1:
+            with k.otherwise():     # would have paired with the where of trip 0, even lanes included
+                k.load(a, tid)
+        with k.where(tid < 4):
+            k.load(a, tid)
+
+
+def _otherwise_after_a_loop(k, a, tid):
+    with k.where(tid < 4):
+        k.load(a, tid)
+    for _ in k.loop(2):
+        k.load(a, tid)
+    with k.otherwise():
+        k.load(a, tid)
+
+
+@pytest.mark.parametrize("body", [_otherwise_after_exit, _otherwise_first_in_an_iteration, _otherwise_after_a_loop])
+def test_otherwise_does_not_pair_with_a_where_the_active_mask_has_moved_past(body):
+    p = Program("t")
+    a = p.array("a", 64)
+    with pytest.raises(RuntimeError, match="otherwise\\(\\) must follow a where\\(\\) block"):
+        with p.kernel("k", grid=1, block=32) as k:
+            body(k, a, k.threadIdx.x)
+    # directly after its where, inside a loop body and after exit_where, otherwise() still works
+    with p.kernel("k", grid=1, block=32) as k:
+        tid = k.threadIdx.x
+        k.exit_where(tid >= 24)
+        for _ in k.loop(tid % 2 + 1):
+            with k.where(tid < 4):
+                k.load(a, tid)
+            with k.otherwise():
+                k.store(a, tid)
+    kern = p.trace().kernels[0]
+    assert list(kern.mask[kern.op_class == OpClass.LOAD]) == [0xF, 0xA]
+    assert list(kern.mask[kern.op_class == OpClass.STORE]) == [0x00FFFFF0, 0x00AAAAA0]
+
+
 def test_loop_with_per_thread_trip_counts():
     p = Program("t")
     a = p.array("a", 4096)

@@ -464,9 +464,13 @@ class KernelBuilder:
                                 f"got dtype {per_thread.dtype}")
             n = int(per_thread[parent].max()) if parent.any() else 0
         site = self._site(0, tag="loop")  # generator frame: depth 0 is the for statement
+        # An otherwise() cannot pair with a where() before the loop, nor with one that ended the
+        # previous iteration: its parent mask would hold lanes that have since left the loop.
+        self._last_branch = None
         for i in range(max(n, 0)):
             mask = parent if per_thread is None else parent & (per_thread > i)
             self._push(mask)
+            self._last_branch = None
             try:
                 yield i
                 if branch:
@@ -500,6 +504,9 @@ class KernelBuilder:
         self._packed_stack.clear()
         self._lanes_stack.clear()
         self._push(parent & ~cond)
+        # An otherwise() after this would run the complement of an earlier where() over the
+        # parent mask of then, threads that have just exited included.
+        self._last_branch = None
 
     # ---- call sites and registers -------------------------------------------------------------
     def _site(self, depth: int, tag=None) -> tuple:
