@@ -129,16 +129,53 @@ def _feed_file(parser, path: Path) -> None:
     """Stream one kernel file (plain or xz) through the parser in fixed-size chunks."""
     with open(path, "rb") as raw:
         compressed = raw.read(len(_XZ_MAGIC)) == _XZ_MAGIC
+    if compressed:
+        with open(path, "rb") as f:
+            try:
+                for chunk in _xz_chunks(f):
+                    parser.feed(chunk)
+            except lzma.LZMAError as exc:
+                raise ValueError(f"{path}: corrupt xz data: {exc}") from None
+        return
     buf = bytearray(CHUNK_BYTES)
     view = memoryview(buf)
     try:
-        with (lzma.open(path, "rb") if compressed else open(path, "rb", buffering=0)) as f:
+        with open(path, "rb", buffering=0) as f:
             while n := f.readinto(buf):
                 parser.feed(view[:n])
-    except (lzma.LZMAError, EOFError) as exc:
-        raise ValueError(f"{path}: corrupt xz data: {exc}") from None
     finally:
         view.release()
+
+
+def _xz_chunks(f):
+    """The decompressed data of every stream of an .xz file, in chunks of at most CHUNK_BYTES.
+
+    Written out rather than lzma.open, which takes a stream after the first that fails to decode at
+    its start for trailing garbage and silently stops there: a damaged second stream (files joined
+    with cat) would drop the rest of the trace unnoticed. As xz does, only zero padding may follow
+    a stream, in multiples of four bytes, or another stream."""
+    decompressor = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+    padding = 0
+    while data := f.read(CHUNK_BYTES):
+        while True:
+            if decompressor.eof:  # between streams
+                rest = data.lstrip(b"\0")
+                padding += len(data) - len(rest)
+                if not rest:
+                    break
+                if padding % 4:
+                    raise lzma.LZMAError(f"{padding} bytes of stream padding, not a multiple of 4")
+                decompressor, padding, data = lzma.LZMADecompressor(format=lzma.FORMAT_XZ), 0, rest
+            out = decompressor.decompress(data, CHUNK_BYTES)  # bounded: a small input may expand a lot
+            data = decompressor.unused_data if decompressor.eof else b""
+            if out:
+                yield out
+            if not decompressor.eof and decompressor.needs_input:
+                break
+    if not decompressor.eof:
+        raise lzma.LZMAError("the file ends inside a stream (truncated?)")
+    if padding % 4:
+        raise lzma.LZMAError(f"{padding} bytes of stream padding, not a multiple of 4")
 
 
 def _load_text(files: list[Path], memcpys, *, name: str, source: str, allow_missing_ctas: bool) -> Trace:

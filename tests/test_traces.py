@@ -503,6 +503,47 @@ def test_corrupt_xz_is_a_clear_error(tmp_path):
             gpucachex.load_trace(path)
 
 
+def test_every_stream_of_an_xz_file_is_read_and_a_damaged_one_is_an_error(tmp_path):
+    """xz files may hold several streams (files joined with cat), with zero padding between them.
+    lzma.open took a stream that fails at its start for trailing garbage and stopped there silently:
+    a damaged second stream dropped the thread blocks it held."""
+    text = (header(grid=(2, 1, 1)) + tb(0, {0: [GOOD]}) + tb(1, {0: [GOOD, GOOD]})).encode()
+    cut = text.index(b"#BEGIN_TB", text.index(b"#END_TB"))
+    first, second = lzma.compress(text[:cut]), lzma.compress(text[cut:])
+    whole = gpucachex.load_trace(write(tmp_path, text)).kernels[0]
+    for data in (first + second, first + bytes(4) + second + bytes(8)):
+        k = gpucachex.load_trace(write(tmp_path, data, "kernel-1.traceg.xz")).kernels[0]
+        for col in [*INST_COLUMNS, "addresses"]:
+            assert np.array_equal(getattr(k, col), getattr(whole, col)), col
+    for at in (0, 6, len(second) // 2):
+        damaged = bytearray(second)
+        damaged[at] ^= 0xFF
+        for data in (first + bytes(damaged), first + bytes(4) + bytes(damaged)):
+            path = write(tmp_path, data, f"bad{at}.traceg.xz")
+            with pytest.raises(ValueError, match=re.escape(f"{path}: corrupt xz data")):
+                gpucachex.load_trace(path, allow_missing_ctas=True)
+    for data, message in [(first + bytes(3) + second, "3 bytes of stream padding, not a multiple of 4"),
+                          (first + second + b"\0\0", "2 bytes of stream padding"),
+                          (first + second[:-1], "the file ends inside a stream")]:
+        path = write(tmp_path, data, "odd.traceg.xz")
+        with pytest.raises(ValueError, match=re.escape(f"{path}: corrupt xz data: {message}")):
+            gpucachex.load_trace(path, allow_missing_ctas=True)
+
+
+def test_xz_output_is_fed_in_bounded_chunks(tmp_path, monkeypatch):
+    """A few compressed bytes may expand to gigabytes: the reader decompresses CHUNK_BYTES at a time."""
+    monkeypatch.setattr(traceio, "CHUNK_BYTES", 4096)
+    text = (header() + tb(0, {0: [GOOD] * 3000})).encode()
+    fed = []
+
+    class Parser:
+        def feed(self, chunk):
+            fed.append(len(chunk))
+
+    traceio._feed_file(Parser(), write(tmp_path, lzma.compress(text) * 2, "k.traceg.xz"))
+    assert sum(fed) == 2 * len(text) and max(fed) <= 4096
+
+
 def test_kernelslist_errors_name_the_list_and_line(tmp_path):
     write(tmp_path, header() + tb(0, {0: [GOOD]}))
     listing = tmp_path / "kernelslist.g"
