@@ -503,3 +503,38 @@ def test_a_trace_too_big_for_memory_is_refused_before_the_os_kills_it(monkeypatc
         pytest.fail("a trace past half the memory was not refused")
     assert 0 < len(p.kernels) == step and p._open is None
     assert sum(k.addresses.nbytes for k in p.kernels) <= 1 << 19
+
+
+def test_one_kernel_with_a_long_loop_is_refused_while_it_is_traced(monkeypatch):
+    """The launch check sees the thread slots, the program check each finished kernel; a single kernel
+    whose loop records more than the machine can build stops as it records."""
+    from gpucachex.workloads import dsl
+
+    monkeypatch.setattr(dsl, "memory_bytes", lambda: 4 << 20)   # a machine with 4 MiB
+    p = Program("loopy")
+    x = p.array("x", 1 << 14)
+    iterations = []
+    with pytest.raises(MemoryError, match=r"kernel 'k': its trace so far takes 0\.0 GiB and building it about 4 "
+                                          r"times that, which with the program's earlier kernels \(0\.0 GiB\) is "
+                                          r"more than this machine's 0\.0 GiB"):
+        with p.kernel("k", grid=2, block=256) as k:             # 512 slots x 128 B fit
+            for i in k.loop(10_000):
+                iterations.append(i)
+                k.load(x, k.global_tid + i)
+    assert p._open is None and not p.kernels
+    # an iteration is a load, the compare and the branch (3 x 16 rows of 35 B) and 512 addresses of 8 B:
+    # 5,776 B, and 4 times 181.5 of them are 4 MiB
+    assert len(iterations) == 182
+
+
+def test_the_size_a_kernel_is_tracked_at_is_the_size_it_is_built_at():
+    p = Program("sized")
+    x = p.array("x", 1 << 12)
+    with p.kernel("k", grid=3, block=200) as k:                 # 7 warps a CTA, the last one partial
+        v = k.load(x, k.global_tid)
+        with k.where(k.threadIdx.x < 40):                       # warps 0 and 1 of each CTA
+            k.store(x, k.global_tid, k.alu(v))
+        for i in k.loop(k.threadIdx.x % 3):
+            k.load(x, k.global_tid + i)
+    kernel = p.kernels[0]
+    assert k._trace_bytes == kernel.addresses.nbytes + sum(c.nbytes for c in kernel.columns().values())

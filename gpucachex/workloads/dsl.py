@@ -55,7 +55,8 @@ from typing import Iterator
 import numpy as np
 
 from gpucachex import isa
-from gpucachex.trace import MAX_DST, MAX_GRID, MAX_SRC, NO_REG, WARP_SIZE, Kernel, OpClass, Space, Trace
+from gpucachex.trace import (INST_COLUMNS, MAX_DST, MAX_GRID, MAX_SRC, NO_REG, WARP_SIZE, Kernel, OpClass, Space,
+                             Trace)
 
 HEAP_BASE = 0x8000_0000   # GPGPU-Sim's GLOBAL_HEAP_START: where its cudaMalloc starts allocating
 HEAP_ALIGN = 256          # cudaMalloc alignment (GPGPU-Sim pads every allocation to 256 B)
@@ -79,6 +80,12 @@ MAX_BLOCK = (1024, 1024, 64)
 # memory instructions, peaks at 123 B per slot). A kernel needing more than the machine's memory is
 # refused up front instead of being killed by the OS half-way.
 SLOT_BYTES = 128
+
+# Bytes of one row of a kernel's instruction columns.
+ROW_BYTES = sum(dtype.itemsize * int(np.prod(trailing)) for dtype, trailing in INST_COLUMNS.values())
+# Peak memory while a kernel is traced and built, over the bytes of its finished columns and
+# addresses: at most 3.6 in the models (vectoradd medium; 2-3 for most), so 4 with a margin.
+BUILD_PEAK = 4
 
 _WIDTH_SUFFIX = {1: ".U8", 2: ".U16", 4: "", 8: ".64", 16: ".128"}
 _POP16 = np.array([bin(i).count("1") for i in range(1 << 16)], dtype=np.uint8)
@@ -286,7 +293,7 @@ class KernelBuilder:
         self.n_warps = self.n_ctas * self.warps_per_cta
         self.n_slots = self.n_warps * WARP_SIZE
         self.n_threads = self.n_ctas * self.threads_per_cta
-        memory = memory_bytes()
+        memory = self._memory = memory_bytes()
         if memory is not None and self.n_slots * SLOT_BYTES > memory:
             raise MemoryError(f"kernel {name!r}: {self.n_threads:,} threads (grid {grid}, block {block}) need about "
                               f"{self.n_slots * SLOT_BYTES / 2**30:,.1f} GiB to trace, more than this machine's "
@@ -300,6 +307,8 @@ class KernelBuilder:
         self._stack: list[np.ndarray | None] = []
         self._packed_stack: list[np.ndarray] = []
         self._lanes_stack: list[int] = []
+        self._warps_stack: list[int] = []
+        self._trace_bytes = 0   # of the kernel's columns and addresses once built, as ops are recorded
         self._push(exists)
         self._last_branch: tuple[int, np.ndarray | None, np.ndarray] | None = None
         self._unroll: list[int] = []
@@ -411,11 +420,13 @@ class KernelBuilder:
         self._stack.append(mask)
         self._packed_stack.append(packed)
         self._lanes_stack.append(self.n_slots if mask is None else int(np.count_nonzero(mask)))
+        self._warps_stack.append(int(np.count_nonzero(packed)))
 
     def _pop(self) -> None:
         self._stack.pop()
         self._packed_stack.pop()
         self._lanes_stack.pop()
+        self._warps_stack.pop()
 
     def _dense(self) -> bool:
         return 4 * self._lanes_stack[-1] >= self.n_slots
@@ -503,6 +514,7 @@ class KernelBuilder:
         self._stack.clear()
         self._packed_stack.clear()
         self._lanes_stack.clear()
+        self._warps_stack.clear()
         self._push(parent & ~cond)
         # An otherwise() after this would run the complement of an earlier where() over the
         # parent mask of then, threads that have just exited included.
@@ -594,6 +606,14 @@ class KernelBuilder:
         if width:
             self._op_addr[j] = addr
             self._op_dense[j] = isinstance(addr, tuple) or addr.shape[0] == self.n_slots
+        # A row per warp with an active lane, an address per active lane. One kernel with a long loop
+        # can outgrow the machine before end() sees its size: stop while there is memory to say so.
+        self._trace_bytes += self._warps_stack[-1] * ROW_BYTES + (8 * self._lanes_stack[-1] if width else 0)
+        if self._memory is not None and self.program._traced_bytes + BUILD_PEAK * self._trace_bytes > self._memory:
+            raise MemoryError(f"kernel {self.name!r}: its trace so far takes {self._trace_bytes / 2**30:,.1f} GiB "
+                              f"and building it about {BUILD_PEAK} times that, which with the program's earlier "
+                              f"kernels ({self.program._traced_bytes / 2**30:,.1f} GiB) is more than this "
+                              f"machine's {self._memory / 2**30:,.1f} GiB")
 
     def _lanes(self, x, what: str, *, all_slots: bool = False) -> np.ndarray:
         """Values of `x` (scalar or per-slot array) on the active lanes in lane order, or on every
