@@ -156,6 +156,11 @@ def test_bad_requests_name_the_problem():
         workloads.make("bfs", "tiny", seed=-1)
     with pytest.raises(ValueError, match="parameter range_size must be at least 0, got -1"):
         workloads.make("btree", "tiny", range_size=-1)
+    # and a model's own floor, where its kernels need more (a stencil's inner planes, fwt's radix-4 blocks)
+    for name, key, low in [("stencil", "nz", 2), ("fwt", "log2n", 2)]:
+        with pytest.raises(ValueError, match=rf"'{name}': parameter {key} must be at least {low}, got {low - 1}"):
+            workloads.make(name, "tiny", **{key: low - 1})
+        assert workloads.make(name, "tiny", **{key: low}).summary()["warp_insts"] > 0
     assert len(workloads.make("btree", "tiny", queries=0).kernels) == 1
     with pytest.raises(ValueError, match="'btree' at size 'tiny' with .*queries=0, range_queries=0.* launches no kernel"):
         workloads.make("btree", "tiny", queries=0, range_queries=0)

@@ -119,5 +119,6 @@ MODEL = ModelSpec(
     source="NVIDIA CUDA SDK fastWalshTransform: fwtBatch1Kernel, fwtBatch2Kernel, modulateKernel "
            "(fastWalshTransform_kernel.cuh)",
     sizes={"tiny": dict(log2n=11), "small": dict(log2n=16), "medium": dict(log2n=19), "large": dict(log2n=21)},
+    minimum={"log2n": 2},   # fwtBatch1Kernel's block has 2^log2n / 4 threads
     build=build,
 )

@@ -104,5 +104,6 @@ MODEL = ModelSpec(
     source="Parboil stencil: block2D_hybrid_coarsen_x (src/cuda/kernels.cu)",
     sizes={"tiny": dict(nx=64, ny=64, nz=8), "small": dict(nx=128, ny=128, nz=16),
            "medium": dict(nx=128, ny=128, nz=32, iterations=4), "large": dict(nx=256, ny=256, nz=64, iterations=4)},
+    minimum={"nz": 2},   # the bottom and top planes are read before the loop over the inner ones
     build=build,
 )
