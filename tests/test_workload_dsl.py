@@ -320,6 +320,16 @@ def test_a_copy_stays_inside_its_array():
     assert p.memcpys == [(0, b.base, 8), (0, b.base, 16)]
 
 
+def test_an_array_past_the_64_bit_address_space_is_refused_when_allocated():
+    p = Program("t")
+    with pytest.raises(ValueError, match=r"array 'a': 4,611,686,018,427,387,904 elements of 4 bytes at 0x80000000 run "
+                                         r"past the 64-bit address space"):
+        p.array("a", 1 << 62)
+    assert "a" not in p.arrays and not p.memcpys
+    big = p.array("big", (1 << 62) - (0x8000_0000 >> 2))          # up to the last byte
+    assert big.base + big.nbytes == 1 << 64
+
+
 def test_accesses_are_aligned_to_their_width():
     # A GPU faults on a float4 at a 4-byte-aligned address; lanes of the accepted trace straddled
     # 128-B lines, which the coalescer does not expect.

@@ -212,6 +212,9 @@ class Program:
         if n < 1:
             raise ValueError(f"array {name!r} needs at least one element, got {n}")
         arr = Array(name, Space.GLOBAL, self._heap, n, _elem_bytes(dtype))
+        if arr.base + arr.nbytes > 1 << 64:   # its addresses would not fit in a trace's uint64 column
+            raise ValueError(f"array {name!r}: {n:,} elements of {arr.elem} bytes at {arr.base:#x} run past the 64-bit "
+                             f"address space")
         self._heap += -(-arr.nbytes // HEAP_ALIGN) * HEAP_ALIGN
         self.arrays[name] = arr
         if copy_in:
