@@ -16,7 +16,8 @@ Per cache level (every SM's L1D, every L2 partition), in these units:
   tags (`tag_leak_mw_per_line`) leak in full whatever a line's state (a drowsy line's tag stays
   awake to be compared), except in an L1D switched off whole by its admission technique
   (`l1d.admission` off, or AdmL1D after its decision): its tags are gated with the data and leak
-  `off_leakage_fraction` for the line-cycles it spends switched off (`SWITCHED_OFF_LINE_CYCLES`).
+  `off_leakage_fraction` for the line-cycles it spends switched off (`SWITCHED_OFF_LINE_CYCLES`), and
+  so do the per-line bits of drowsy and decay (their overheads).
 Every result key is in joules (`*_energy_j`) or average watts over the run (`*_power_w`).
 
 Default per-cache numbers come from CACTI 7.0 (HewlettPackard/cacti, cache.cfg defaults with
@@ -248,6 +249,17 @@ class _LevelView(Mapping):
 
     def __len__(self):
         return sum(1 for _ in self)
+
+
+def switched_off_line_cycles(metrics: Mapping[str, Any], config, level: str) -> float:
+    """Line-cycles (all instances) `level` spent switched off whole by its admission technique
+    (`SWITCHED_OFF_LINE_CYCLES`): the tags, and every per-line structure a technique adds (drowsy
+    bits, decay counters), are gated with the data then. 0 for the L2, which has no such technique."""
+    _load_technique_registries()
+    if level != "l1d":
+        return 0.0
+    switched_off = SWITCHED_OFF_LINE_CYCLES.get(config["l1d.admission"])
+    return switched_off(metrics, config) if switched_off is not None else 0.0
 
 
 def level_entry(config, level: str, params: EnergyParams) -> tuple[CacheEnergy, str]:

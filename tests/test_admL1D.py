@@ -223,6 +223,29 @@ def test_switched_off_l1d_leaks_only_the_gated_residual_and_pays_for_the_counter
     assert r["l1d_energy_j"] < 0.5 * base["l1d_energy_j"]
 
 
+def test_switched_off_l1d_gates_its_decay_counters_after_the_decision():
+    # Decay's per-line counters are gated with the lines and tags from the decision on: full leakage
+    # and ticks before it, the gated fraction and no ticks after.
+    warmup, interval = 1000, 400
+    r = simulate(SATURATE.replace(**ADM, **{"admL1D.warmup_cycles": warmup, "l1d.power": "decay",
+                                           "decay.interval": interval}), mshr_saturating())
+    assert r["admL1D_switched_off"] == 1 and r["admL1D_decision_cycle"] == warmup
+    cfg = r.config
+    e, _ = energy.cache_energy("l1d", cfg["l1d.size_kb"], cfg["l1d.ways"], 45)
+    lines, clock = cfg.l1d_lines, cfg["core.clock_mhz"] * 1e6
+    bit_w = e.data_leak_mw_per_line * 1e-3 / 1024
+    # Without AdmL1D's own counters, the L1D's overhead is decay's.
+    d = energy.compute(r, {"extra": {"admL1D_counter_pj": 0, "admL1D_leak_uw_per_sm": 0}})
+    leak = 2 * bit_w * lines * (warmup + 0.03 * (r["cycles"] - warmup)) / clock
+    assert d["l1d_static_energy_j"] - d["l1d_data_static_energy_j"] - d["l1d_tag_static_energy_j"] == \
+        pytest.approx(leak, rel=1e-9, abs=0)
+    # Counter writes: 2 bits per access, and per tick of each line before the decision (4 ticks per
+    # interval), within one tick of every line.
+    bit_pj = e.write_line_pj / 1024
+    ticks = (d["l1d_overhead_energy_j"] - leak) / (2 * bit_pj * 1e-12) - r["l1d_accesses"]
+    assert abs(ticks - lines * warmup * 4 / interval) <= lines
+
+
 def test_counter_energy_follows_the_node_as_the_l1d_does():
     r = simulate(SATURATE.replace(**ADM, **{"admL1D.warmup_cycles": 1000}), mshr_saturating())
     no_overhead = {"admL1D_counter_pj": 0, "admL1D_leak_uw_per_sm": 0}

@@ -502,3 +502,23 @@ def test_drowsy_vdd_selects_table3_leakage_without_simulating_again():
     ratio = at03["l2_static_drowsy_energy_j"] / at04["l2_static_drowsy_energy_j"]
     assert ratio == pytest.approx(0.36 / 0.53)
     assert at03["l2_wakeup_energy_j"] / at04["l2_wakeup_energy_j"] == pytest.approx(0.6 / 0.5)
+
+
+@pytest.mark.parametrize("power,bits", [("drowsy", 1), ("decay", 2)])
+def test_a_switched_off_l1d_gates_its_drowsy_bits_and_decay_counters_with_its_lines(power, bits):
+    # With no L1D at all (l1d.admission = off) every line, tag and per-line bit is gated for the whole
+    # run: the drowsy bits and decay counters leak the gated fraction, as the tags do, and the gated
+    # counters are never ticked. The L2's bits keep leaking in full.
+    r = simulate(BASE.replace(**{"l1d.admission": "off", "l1d.power": power, "l2.power": power,
+                                 "decay.interval": 100}), one_warp(P1))
+    assert r["l1d_accesses"] == 0 and r["l1d_resid_off"] == L1_LINES * r["cycles"]
+    e = energy.compute(r, E32)
+    l1d_bit_w = 0.0872e-3 / 1024   # 16 KB 4-way at 32 nm: a line's data leakage over its 1024 bits
+    assert e["l1d_overhead_energy_j"] == pytest.approx(0.03 * l1d_bit_w * bits * L1_LINES * r["cycles"] / CLOCK,
+                                                      rel=1e-9, abs=0)
+    assert e["l1d_dynamic_energy_j"] == 0
+    l2_leak = 0.0795e-3 / 1024 * bits * L2_LINES * r["cycles"] / CLOCK   # 64 KB 8-way at 32 nm
+    if power == "drowsy":
+        assert e["l2_overhead_energy_j"] == pytest.approx(l2_leak, rel=1e-9, abs=0)
+    else:   # the leakage, and the ticks and resets of the L2's counters
+        assert e["l2_overhead_energy_j"] > 1.5 * l2_leak
