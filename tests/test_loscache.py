@@ -117,6 +117,39 @@ def test_a_block_refilled_under_its_kept_tag_starts_its_intervals_again():
     assert base["l2_I0"] == naive["l2_I0"] == 0
 
 
+def test_an_early_gating_raises_the_threshold_in_the_table_that_predicted_even_through_a_home_l1d():
+    # Two SMs in a decoupled-sharing cluster: every global read goes to its line's home L1D, which
+    # fetches it from the L2 as its own miss. One-way L1Ds, so reads of lines of one set miss in turn.
+    # SM 0's predictor reads P (PC A), Q (PC C), P: its table is [A -> 2, C -> 1]. SM 1's reads R (C),
+    # S (A), R, S: its table is [C -> 2, A -> 2]. CTA 2 (on SM 0) reads T three times with PC A, the
+    # lines of all these blocks homed at SM 1: T is gated after its 2nd L2 access and the 3rd is an
+    # early gating. It raises PC A's threshold in SM 0's table, which predicted 2, as with private
+    # L1Ds, although the L2 request is SM 1's fetch (whose table holds another PC at that entry).
+    sets = 128
+
+    def homed_at_sm1(i):  # set 0 of a 1-way 16 KB L1D, line address / sets odd: home SM 1
+        return (0x100 * sets + (2 * i + 1) * sets) * 128
+
+    def loads(items, delay=10):
+        prog = [alu(dst=(1,), pc=0x10)] + [alu(dst=(1,), src=(1,), pc=0x10 + 16 * i) for i in range(1, delay)]
+        return prog + [ld(2 + j, lanes(a), src=(1 + j,), pc=pc) for j, (a, pc) in enumerate(items)]
+
+    a, c, d = 0x100, 0x200, 0x300
+    p, q, r_, s, t, u = (homed_at_sm1(i) for i in range(6))
+    trace = build([KernelSpec([[loads([(p, a), (q, c), (p, a)])],
+                               [loads([(r_, c), (s, a), (r_, c), (s, a)])],
+                               [loads([(t, a), (u, d), (t, a), (u, d), (t, a)], delay=400)]])])
+    cfg = presets.get("gtx480").replace(**{
+        "core.sms": 2, "l1d.cluster_size": 2, "l1i.size_kb": 0, "core.schedulers": 1, "core.max_ctas": 1,
+        "l1d.ways": 1, "l1d.index": "mod", "l2.power": "loscache", "l2.loscache.prediction_period": 1_000_000})
+    for mode in ("private", "decoupled"):
+        r = simulate(cfg.replace(**{"l1d.sharing": mode}), trace)
+        assert (r["loscache_predicted_pcs"], r["loscache_prediction_sum"]) == (4, 7), mode
+        assert (r["l2_gatings"], r["l2_early_gatings"]) == (1, 1), mode
+        assert r["loscache_threshold_raises"] == 1 and r["loscache_threshold_sum"] == 1, mode
+    assert r["l1d_home_requests"] == 12
+
+
 def test_the_threshold_stops_at_max_threshold():
     # Predicted 2 for data read 6 times: each CTA's block is gated early until the threshold
     # reaches its cap.

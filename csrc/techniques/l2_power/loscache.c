@@ -515,7 +515,11 @@ static void los_ldst_request(gcx_tech *t, uint32_t sm, gcx_req *r, uint64_t now)
     }
     if (e == m->used || now < m->ready)
         return;
-    r->tech[1] = (int32_t)e;
+    /* The entry, as an index into every SM's tables together: the L2 request that carries the
+     * prediction may be sent by another SM (a decoupled-sharing home L1D fetches for the SMs of its
+     * cluster), and an early gating must raise the threshold in the table that made the prediction.
+     * At most 1024 SMs (core.sms) x 4096 entries: it fits the int32_t. */
+    r->tech[1] = (int32_t)((size_t)sm * s->table_entries + e);
     if (m->table[e].pred) {
         /* Not capped at the counter's maximum: a target above 63 (p saturated at 63, or close to it,
          * plus a raised threshold) is never reached by the 6-bit saturating counter, so the line is
@@ -643,11 +647,15 @@ static void early_gating(los_state *s, los_line *L, const gcx_req *r, int refill
     } else if (L->acc < UINT16_MAX) {
         L->acc++;
     }
-    if (!s->adaptive || r->tech[1] < 0 || r->sm >= s->n_sms)
+    if (!s->adaptive || r->tech[1] < 0)
         return;
-    /* The answer tells the requesting SM, which raises the threshold of the request's PC. */
-    los_sm *m = &s->sm[r->sm];
-    los_entry *e = (uint32_t)r->tech[1] < m->used ? &m->table[r->tech[1]] : NULL;
+    /* The answer tells the SM whose table gave the request its prediction (the request's r->sm may
+     * be another: a decoupled home L1D's fetch), which raises the threshold of the request's PC. */
+    uint32_t owner = (uint32_t)r->tech[1] / s->table_entries, idx = (uint32_t)r->tech[1] % s->table_entries;
+    if (owner >= s->n_sms)
+        return;
+    los_sm *m = &s->sm[owner];
+    los_entry *e = idx < m->used ? &m->table[idx] : NULL;
     if (e && e->pc == r->pc && e->thr < s->max_thr) {
         e->thr++;
         s->n.threshold_raises++;
