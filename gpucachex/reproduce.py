@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import html
 import os
+import re
+import shutil
 import sys
 import time
 import traceback
@@ -82,7 +84,8 @@ def reproduce(out_dir: str | os.PathLike, *, quick: bool = False, only: Sequence
         start = time.perf_counter()
         try:
             module.run(ctx)
-            run.page = _copy_page(name, run.folder)   # its folder may be unusable too: this experiment's failure
+            written = {Path(path).resolve() for o in ctx.outputs for path in o.paths}
+            run.page = _copy_page(name, run.folder, written)   # its folder may be unusable too: this experiment's failure
         except Exception as exc:  # one broken experiment must not cost the others' figures
             run.error = f"{type(exc).__name__}: {exc}"
             run.traceback = traceback.format_exc()
@@ -100,9 +103,10 @@ def reproduce(out_dir: str | os.PathLike, *, quick: bool = False, only: Sequence
     return report
 
 
-def _copy_page(name: str, folder: Path) -> Path | None:
+def _copy_page(name: str, folder: Path, written: set[Path] = frozenset()) -> Path | None:
     """Copy experiments/<name>.md (how the numbers compare with the paper's) next to the figures, so the
-    output folder stands on its own."""
+    output folder stands on its own, with the files it links (see _copy_page_files); `written`: the
+    experiment's own outputs, never replaced."""
     from gpucachex.experiments import experiments_dir
 
     try:
@@ -113,8 +117,32 @@ def _copy_page(name: str, folder: Path) -> Path | None:
         return None
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / source.name
-    target.write_bytes(source.read_bytes())
+    text = source.read_bytes()
+    target.write_bytes(text)
+    _copy_page_files(text.decode("utf-8", errors="replace"), source.parent, folder, written)
     return target
+
+
+# A Markdown link or image: [text](target) or ![alt](target "title").
+_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+def _copy_page_files(text: str, source_dir: Path, folder: Path, written: set[Path]) -> None:
+    """Copy the files a page links by relative path (experiments/ata.md shows the full run's figures from
+    experiments/ata/) to the same relative path beside the copy, where its links look for them. A target
+    outside the specs' folder, or one that would land outside the experiment's folder or on a file the
+    experiment just wrote, is left alone."""
+    root, dest_root = source_dir.resolve(), folder.resolve()
+    for link in dict.fromkeys(_LINK.findall(text)):
+        path = link.split("#", 1)[0]
+        if not path or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", path) or path.startswith("/"):
+            continue  # an anchor, a URL or an absolute path: nothing to copy
+        src = (source_dir / path).resolve()
+        dest = (folder / path).resolve()
+        if not src.is_file() or root not in src.parents or dest_root not in dest.parents or dest in written:
+            continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
 
 
 # ---- index pages ----------------------------------------------------------------------------------

@@ -302,6 +302,27 @@ def test_an_experiment_whose_folder_cannot_be_made_fails_alone(registry, tmp_pat
     assert (out / "tiny" / "cycles.png").exists() and (out / "tiny" / "tiny.md").exists()
 
 
+def test_the_copied_page_keeps_the_files_it_links(registry, tmp_path):
+    """experiments/ata.md shows the full run's figures from experiments/ata/: its copy in the output folder
+    needs them at the same relative path, or every image on it is broken; a link to a name the experiment
+    writes itself keeps the experiment's file."""
+    (registry / "tiny").mkdir()
+    (registry / "tiny" / "full_run.png").write_bytes(b"the full run's figure")
+    (registry / "cycles.png").write_bytes(b"not this run's figure")
+    (registry / "tiny.md").write_text("# tiny\n\n![Full run](tiny/full_run.png)\n\n![Ours](cycles.png)\n\n"
+                                      "[paper](https://example.org/paper.pdf), [below](#numbers), "
+                                      "[outside](../secret.txt)\n")
+    (tmp_path / "secret.txt").write_text("outside the specs' folder")
+    out = tmp_path / "out"
+    assert cli.main(["reproduce", "--quick", "--only", "tiny", "--out", str(out), "--no-store", "--no-progress"]) == 0
+    page = out / "tiny" / "tiny.md"
+    assert (out / "tiny" / "tiny" / "full_run.png").read_bytes() == b"the full run's figure"
+    assert (out / "tiny" / "cycles.png").read_bytes().startswith(b"\x89PNG")   # the experiment's own figure
+    assert not (out / "secret.txt").exists()
+    local = [link for link in _links(page.read_text()) if "://" not in link and not link.startswith("..")]
+    assert local and all((page.parent / link).is_file() for link in local)
+
+
 def test_a_spec_workload_in_the_working_folder_is_a_path(tmp_path, monkeypatch):
     """A workload "va.npz" has no "/" but exists: a trace file, not a model "va.npz" at the spec's size."""
     from gpucachex import workloads
