@@ -45,14 +45,16 @@ class Report:
 
 
 def select(only: Sequence[str] | None) -> list[str]:
-    """The experiments to run, in registry order: all of them, or the names in `only` (an unknown name
-    raises KeyError listing the known ones)."""
+    """The experiments to run, in registry order: all of them, or the names in `only` (names, each of
+    which may be "a,b"; one string is one such item); an unknown name raises KeyError listing the known ones."""
     from gpucachex.experiments import EXPERIMENTS
 
     if not EXPERIMENTS:
         raise KeyError("no experiments are registered (gpucachex.experiments.EXPERIMENTS is empty)")
     if not only:
         return list(EXPERIMENTS)
+    if isinstance(only, str):   # only="loscache": one item, not the letters l, o, s, ... as unknown names
+        only = [only]
     wanted = [n.strip() for item in only for n in item.split(",") if n.strip()]
     unknown = [n for n in wanted if n not in EXPERIMENTS]
     if unknown:

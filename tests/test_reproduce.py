@@ -119,6 +119,18 @@ def test_reproduce_rejects_unknown_names_and_empty_registries(registry, tmp_path
     assert "no experiments are registered" in capsys.readouterr().err
 
 
+def test_select_takes_one_string_as_one_item(registry):
+    """reproduce(out, only="tiny") from Python: the string is a name (or "a,b"), not a list of letters
+    reported as unknown experiments t, i, n, y."""
+    from gpucachex.reproduce import select
+
+    assert select("tiny") == ["tiny"]
+    assert select("broken,tiny") == ["tiny", "broken"]
+    assert select(["tiny", "tiny"]) == ["tiny"]
+    with pytest.raises(KeyError, match=r"unknown experiment nope \(known: tiny, broken\)"):
+        select("nope")
+
+
 def test_cli_sweep_writes_csv_and_parquet_and_resumes(registry, tmp_path, capsys):
     out = tmp_path / "res"
     spec = registry / "tiny_ways.toml"
