@@ -27,3 +27,8 @@ def test_notebook_executes(path, tmp_path, monkeypatch):
     plots = any("plot." in c.source for c in nb.cells if c.cell_type == "code")
     images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert images > 0 or not plots, "the notebook plots but showed no figure"
+    # A cell whose last line is a Figure shows it twice (the inline backend, then the value's repr).
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            pngs = [o["data"]["image/png"] for o in cell.outputs if "image/png" in o.get("data", {})]
+            assert len(pngs) == len(set(pngs)), f"cell {i} shows the same figure twice: end it with ';'"
