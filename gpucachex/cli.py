@@ -335,6 +335,11 @@ def _sweep_options(args) -> dict:
 
     if args.address and args.executor != "dask":
         raise CliError("--address needs --executor dask")
+    # An empty value (an unset shell variable: --out "$DIR") would silently mean the current folder for
+    # --out, and the default store for --store.
+    for option, value in (("--out", args.out), ("--store", args.store)):
+        if value is not None and not value.strip():
+            raise CliError(f"{option} is empty; give a {'folder' if option == '--out' else 'file'}")
     if args.store and args.no_store:   # one of them would be silently ignored
         raise CliError(f"--store {args.store} and --no-store contradict each other; give one")
     if args.jobs is not None and args.jobs < 1:

@@ -229,6 +229,18 @@ def test_unusable_output_folders_and_stores_stop_before_any_run(registry, tmp_pa
     assert not (out / "tiny_ways.csv").exists()
 
 
+def test_empty_out_and_store_are_errors(registry, tmp_path, capsys, monkeypatch):
+    """--out "$DIR" with DIR unset: not the current folder, silently filled with every experiment's files."""
+    monkeypatch.chdir(tmp_path)
+    spec = registry / "tiny_ways.toml"
+    for command in (["sweep", str(spec)], ["reproduce", "--only", "tiny"]):
+        assert cli.main([*command, "--quick", "--out", "", "--no-progress"]) == 2
+        assert "--out is empty; give a folder" in capsys.readouterr().err
+        assert cli.main([*command, "--quick", "--out", "out", "--store", " ", "--no-progress"]) == 2
+        assert "--store is empty; give a file" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["specs"]
+
+
 def test_cli_sweep_errors(registry, tmp_path, capsys):
     assert cli.main(["sweep", str(tmp_path / "none.toml")]) == 2
     assert "no sweep spec" in capsys.readouterr().err
