@@ -64,3 +64,15 @@ def test_specs_are_valid_and_quick_is_smaller():
     for name in ("drowsy_baseline", "drowsy_power", "drowsy_perf", "drowsy_policies"):
         full, quick = load_spec(name), load_spec(name, quick=True)
         assert full["preset"] == "atoofian" and quick["size"] == "small" and full["size"] == "medium"
+
+
+def test_several_seeds_are_a_clear_error_before_any_run(tiny_specs):
+    """Each figure divides a run by its workload's one baseline run: a spec with two seeds is refused,
+    naming the spec, before it simulates anything (not a pandas error after the sweeps)."""
+    import os
+
+    spec = Path(os.environ["GPUCACHEX_EXPERIMENTS"]) / "drowsy_baseline.toml"
+    spec.write_text(spec.read_text().replace("seeds = [0]", "seeds = [0, 1]"))
+    with pytest.raises(ValueError, match=r"drowsy_baseline\.toml: the drowsy experiment .* one seed, got seeds = \[0, 1\]"):
+        get("drowsy").run(Context(out_dir=tiny_specs, jobs=1))
+    assert not tiny_specs.exists()

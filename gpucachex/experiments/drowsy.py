@@ -52,6 +52,11 @@ def run_spec(ctx, name: str, points: dict[str, dict] | None = None, variants: di
     from gpucachex.sweep import points as sweep_points, sweep
 
     spec = ctx.spec(name)
+    if len(spec["seeds"]) != 1:
+        # Every figure divides a run by the baseline run of its workload (one row each); with several
+        # seeds that lookup fails deep in pandas ("Index contains duplicate entries") after the sweeps.
+        raise ValueError(f"{spec['path']}: the drowsy experiment compares one run per workload and point, so "
+                         f"its specs take one seed, got seeds = {spec['seeds']}")
     base = presets.get(spec["preset"], **spec["set"])
     traces = shared_traces()
     grid = list(points.values()) if points is not None else dict(spec["grid"])
