@@ -425,6 +425,20 @@ def test_experiment_classifies_and_summarises_by_hand():
     assert table.loc[0, "ipc_change_type_p_worst"] == pytest.approx(-0.4)
 
 
+def test_experiment_refuses_several_seeds_for_its_time_series_before_any_run(tmp_path, monkeypatch):
+    from gpucachex.experiments import Context, experiments_dir, get
+
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    for src in experiments_dir().glob("admL1D_*.toml"):
+        (specs / src.name).write_text(src.read_text().replace("seeds = [0]", "seeds = [0, 1]"))
+    monkeypatch.setenv("GPUCACHEX_EXPERIMENTS", str(specs))
+    with pytest.raises(ValueError, match=r"admL1D_timeseries\.toml: Figs\. 2 and 5 draw one run per workload, so this "
+                                         r"spec takes one seed, got seeds = \[0, 1\]"):
+        get("admL1D").run(Context(tmp_path / "out", jobs=1))
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.slow
 def test_experiment_runs_end_to_end_on_tiny_workloads(tmp_path, monkeypatch):
     # The experiment's own specs, cut down to tiny workloads and a short warm-up.

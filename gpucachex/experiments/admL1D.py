@@ -330,6 +330,11 @@ def run(ctx) -> None:
 
     defaults = presets.get("admL1D")
     warmup, threshold = defaults[WARMUP], defaults[THRESHOLD]
+    series_spec = ctx.spec("admL1D_timeseries")
+    if len(series_spec["seeds"]) != 1:
+        # Figs. 2 and 5 draw one baseline run per workload; checked before any sweep spends its time.
+        raise ValueError(f"{series_spec['path']}: Figs. 2 and 5 draw one run per workload, so this spec takes one "
+                         f"seed, got seeds = {series_spec['seeds']}")
 
     main = ctx.sweep("admL1D_main")
     summary = classify(main)
