@@ -580,6 +580,14 @@ def test_experiment_tables_from_tiny_runs():
         per_sm_run.loc["vectoradd", "l2_energy_j"] / main.set_index(["workload", "l2.power"]).loc[("vectoradd", "none"), "l2_energy_j"])
     head = exp.headline(summary).set_index("metric")
     assert head.loc["workloads", "ours"] == 2 and head.loc["dead_time", "paper"] == 0.956
+    # The uncongested crossbar's slowdown over fewer workloads (a quick run's) says so, with the preset's on them.
+    xbar = summary["time_loscache"].where(summary["workload"] == "sgemm") * 0.99
+    row = exp.headline(summary, xbar).set_index("metric").loc["slowdown_uncongested_xbar"]
+    assert row["ours"] == pytest.approx(summary["time_loscache"].iloc[0] * 0.99 - 1)
+    assert row["note"].endswith(f", over its 1 of the 2 workloads (the preset crossbar's slowdown on those: "
+                                f"{summary['time_loscache'].iloc[0] - 1:+.2%})")
+    every = exp.headline(summary, summary["time_loscache"]).set_index("metric").loc["slowdown_uncongested_xbar"]
+    assert every["note"] == "the same with 4 crossbar flits per cycle per port (loscache_xbar)"
     assert head.loc["energy_loscache", "ours"] == pytest.approx(summary["energy_loscache"].mean())
     assert head.loc["energy_per_sm", "ours"] == pytest.approx(summary["energy_per_sm"].mean())
     assert head.loc["below_baseline_per_sm", "ours"] == (summary["energy_per_sm"] < 1).sum()
