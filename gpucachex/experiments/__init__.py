@@ -66,7 +66,9 @@ SPEC_KEYS = {"title", "preset", "workloads", "size", "seeds", "set", "grid", "qu
 
 
 def load_spec(name_or_path: str | Path, quick: bool = False) -> dict[str, Any]:
-    """A sweep spec with its [quick] section applied when `quick`; unknown keys are errors."""
+    """A sweep spec with its [quick] section applied when `quick`; unknown keys are errors. A key of
+    [quick] replaces the spec's whole value, tables too: a quick `set` or `grid` lists every key it
+    keeps, not only the ones it changes."""
     path = Path(name_or_path)
     if not path.suffix:
         path = experiments_dir() / f"{name_or_path}.toml"
