@@ -25,6 +25,10 @@ itrs-hp cells and peripherals, 360 K, sequential access: tags first, then the hi
 full-line port of 1024 bits) run for the presets' geometries at 45 nm and 32 nm. CACTI accepts only
 power-of-two associativity: the 6-way 48 KB L1D of gtx1080 uses the 64 KB 8-way numbers, and the 64-way
 64 KB L1D of ata uses the 64 KB 16-way numbers with the tag energy scaled by 64/16 ways.
+`write_line_pj` is CACTI's total write energy per access, which includes writing the way's tag entry
+(2.5-5.6% of it for the presets' geometries): a fill installs a tag, and a store updates the line's
+state bits. A writeback charges the write at the level below, not a data-array read of the victim
+(as GPUWattch counts it); reading it out would add about 0.1% to the L2 energy of a write-heavy run.
 """
 from __future__ import annotations
 
