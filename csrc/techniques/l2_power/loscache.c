@@ -9,7 +9,9 @@
  * of its PC (the read messages cross the crossbar both ways and occupy its ports; an SM uses its
  * table once its answers are back). With `phase_scope = per_sm` each SM's phase is its own: it
  * ends after `prediction_period` L2 accesses of that SM's requests or when its predictor finishes,
- * and only its table is updated then (the other SMs' predictors keep their priority). Later requests carry p + threshold(PC) of their PC. The
+ * and only its table is updated then (the other SMs' predictors keep their priority). An L2 access
+ * counts for the SM that sends it: with decoupled-sharing L1Ds, the home L1D of the line, which
+ * fetches for every SM of its cluster (one fetch may serve several of them). Later requests carry p + threshold(PC) of their PC. The
  * 6-bit counter of an L2 line (reset on fill) counts its accesses; the access that brings it to
  * the request's p + threshold is the last: the line is powered off after it (dirty data written
  * back, tag kept); a p + threshold above 63 is never reached by the counter, so the line is not
