@@ -958,4 +958,12 @@ def normalize(frame, metrics: str | Sequence[str], baseline: Mapping[str, Any] |
     joined = out[by].merge(ref, on=by, how="left")  # keeps the rows' order
     for m in metrics:
         out[f"{m}_norm"] = out[m].to_numpy() / joined[f"{m}__base"].to_numpy()
+    orphans = out.loc[~out[by].apply(tuple, axis=1).isin(set(ref[by].apply(tuple, axis=1))), by].drop_duplicates()
+    if len(orphans):
+        # A baseline run that failed (errors="skip") or was not swept: those ratios are NaN.
+        import warnings
+
+        shown = ", ".join("/".join(map(str, row)) for row in orphans.itertuples(index=False))
+        warnings.warn(f"normalize: no baseline run {dict(baseline)} for {len(orphans)} {'/'.join(by)} value(s) "
+                      f"({shown}); their normalised values are NaN", stacklevel=2)
     return out

@@ -22,6 +22,13 @@ def test_sweep_rows_and_normalization():
     n = normalize(df, "cycles", {"l1d.ways": 4})
     assert (n[n["l1d.ways"] == 4]["cycles_norm"] == 1.0).all()
     assert n[n["l1d.ways"] == 2]["cycles_norm"].notna().all()
+    # a baseline run missing (failed with errors="skip"): its workload's ratios are NaN, and said so
+    partial = df[~((df["workload"].str.startswith("bfs")) & (df["l1d.ways"] == 4))]
+    with pytest.warns(UserWarning, match=r"normalize: no baseline run \{'l1d.ways': 4\} for 1 workload/seed value\(s\) "
+                                         r"\(bfs:tiny/0\); their normalised values are NaN"):
+        n = normalize(partial, "cycles", {"l1d.ways": 4})
+    bfs = n["workload"] == "bfs:tiny"
+    assert n[bfs]["cycles_norm"].isna().all() and n[~bfs]["cycles_norm"].notna().all()
 
 
 def test_bad_grid_fails_before_running():
