@@ -350,11 +350,9 @@ def level_energy(metrics: Mapping[str, Any], config, level: str, params: EnergyP
     }
     data_static_j = sum(by_state.values())
     tag_line_cycles = raw["lines"] * metrics["cycles"]
-    if level == "l1d":
-        _load_technique_registries()
-        switched_off = SWITCHED_OFF_LINE_CYCLES.get(cfg["l1d.admission"])
-        if switched_off is not None:
-            tag_line_cycles -= (1.0 - params.off_leakage_fraction) * switched_off(metrics, cfg)
+    switched_off = switched_off_line_cycles(metrics, cfg, level)
+    if switched_off:
+        tag_line_cycles -= (1.0 - params.off_leakage_fraction) * switched_off
     tag_static_j = entry.tag_leak_mw_per_line * 1e-3 * tag_line_cycles / clock_hz
     out = {f"{level}_{k}_energy_j": v * 1e-12 for k, v in pj.items()}
     for state, joules in by_state.items():

@@ -254,6 +254,13 @@ class Kernel:
         return dataclasses.replace(self, **changes)
 
 
+def memcpy_fits(before: int, dst: int, nbytes: int, n_kernels: int) -> bool:
+    """Whether a host-to-device copy of `nbytes` to `dst`, before kernel index `before` of `n_kernels`,
+    can be: a kernel index from 0 to n_kernels, bytes >= 0, and every byte within the 64-bit address
+    space (dst < 2^64 on its own too: an empty copy to 2^64 ends at 2^64 but starts past the last address)."""
+    return 0 <= before <= n_kernels and nbytes >= 0 and 0 <= dst < 1 << 64 and dst + nbytes <= 1 << 64
+
+
 @dataclass(eq=False)
 class Trace:
     """A workload: kernels in launch order, the opcode name table their `opcode` columns index,
@@ -290,8 +297,7 @@ class Trace:
                     or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in m)):
                 raise ValueError(f"{where}memcpy {i} must be (kernel index, address, bytes), three integers, got {m!r}")
             before, dst, nbytes = (int(v) for v in m)
-            # dst < 2^64 on its own too: an empty copy to 2^64 ends at 2^64 but starts past the last address
-            if not 0 <= before <= len(self.kernels) or nbytes < 0 or not 0 <= dst < 1 << 64 or dst + nbytes > 1 << 64:
+            if not memcpy_fits(before, dst, nbytes, len(self.kernels)):
                 raise ValueError(f"{where}bad memcpy {i} ({before}, {dst:#x}, {nbytes}): the kernel index must be 0 to "
                                  f"{len(self.kernels)}, bytes >= 0, and the copy within the 64-bit address space")
         return self

@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from gpucachex import isa
-from gpucachex.trace import INST_COLUMNS, MAX_DST, MAX_SRC, Kernel, Space, Trace, check_launch, popcount32
+from gpucachex.trace import (INST_COLUMNS, MAX_DST, MAX_SRC, Kernel, Space, Trace, check_launch, memcpy_fits,
+                             popcount32)
 
 CHUNK_BYTES = 4 << 20  # text fed to the parser per call: large enough to amortise the call, small in memory
 NATIVE_FORMAT = "gpucachex-trace"
@@ -104,7 +105,7 @@ def _read_kernelslist(listing: Path) -> tuple[list[Path], list[tuple[int, int, i
             if m is None:
                 raise ValueError(f"{at}: expected MemcpyHtoD,0x<destination>,<bytes>, found {line[:80]!r}")
             dst, nbytes = int(m[1], 16), int(m[2], 10)
-            if dst >= 1 << 64 or dst + nbytes > 1 << 64:
+            if not memcpy_fits(len(files), dst, nbytes, len(files)):
                 # Trace.validate refuses such a copy too, but only when the trace is simulated,
                 # without naming this line.
                 raise ValueError(f"{at}: MemcpyHtoD of {nbytes} bytes to {dst:#x} runs past the 64-bit address "
@@ -598,7 +599,7 @@ def _load_native(path: Path) -> Trace:
         if row != columns["cta"].shape[0] or addr != columns["addresses"].shape[0]:
             raise _Corrupt("the kernels do not cover the columns")
         for before, dst, nbytes in memcpys:
-            if not 0 <= before <= len(kernels) or nbytes < 0 or not 0 <= dst < 1 << 64 or dst + nbytes > 1 << 64:
+            if not memcpy_fits(before, dst, nbytes, len(kernels)):
                 raise _Corrupt(f"bad memcpy ({before}, {dst:#x}, {nbytes})")
         return Trace(kernels, opcodes, memcpys, name=str(meta["name"]), source=str(meta["source"]))
     except _Corrupt as exc:
