@@ -18,21 +18,18 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-def _require(frame, *columns) -> None:
-    """KeyError naming the first of `columns` (None ones skipped) the frame lacks; ValueError for a
-    frame without rows (a sweep whose runs all failed), which would draw an empty figure."""
-    for col in columns:
+def _require(frame, *columns, values: Sequence[str] = ()) -> None:
+    """KeyError naming the first of `columns`, then of `values`, (None ones skipped) the frame lacks;
+    ValueError for a frame without rows (a sweep whose runs all failed), or without a row holding a
+    value in every one of `values` (a metric no run reported, a failed baseline's ratios): either
+    would draw an empty figure without a word."""
+    for col in (*columns, *values):
         if col is not None and col not in frame.columns:
             raise KeyError(f"no column {col!r} in the frame (columns: {', '.join(map(str, frame.columns))})")
     if len(frame) == 0:
         raise ValueError("nothing to plot: the frame has no rows")
-
-
-def _require_values(frame, *columns: str) -> None:
-    """ValueError when no row holds a value in every one of `columns` (a metric no run reported, a
-    failed baseline's ratios): the figure would be drawn empty without a word."""
-    if not frame[list(columns)].notna().all(axis=1).any():
-        shown = " and ".join(repr(c) for c in columns)
+    if values and not frame[list(values)].notna().all(axis=1).any():
+        shown = " and ".join(repr(c) for c in values)
         raise ValueError(f"nothing to plot: no row of the frame has a value in {shown} (every one is missing)")
 
 
@@ -45,8 +42,7 @@ def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None
     covers the `by` values every hue has a value for; it warns naming the others."""
     import pandas as pd
 
-    _require(frame, metric, by, hue)
-    _require_values(frame, metric)
+    _require(frame, metric, by, hue, values=[metric])
     if mean not in ("arith", "geo"):
         raise ValueError(f"mean must be 'arith' or 'geo', got {mean!r}")
     hues = [None] if hue is None else list(dict.fromkeys(frame[hue]))
@@ -94,8 +90,7 @@ def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None
 def lines(frame, x: str, y: str, *, hue: str | None = "workload", xlabel: str | None = None,
           ylabel: str | None = None, title: str = "", logx: bool = False, ax=None):
     """`y` against a swept parameter `x`, one line per `hue` value."""
-    _require(frame, x, y, hue)
-    _require_values(frame, y)
+    _require(frame, x, y, hue, values=[y])
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6, 3.5))
     groups = [(None, frame)] if hue is None else list(frame.groupby(hue, sort=False))
     for name, rows in groups:
@@ -116,8 +111,7 @@ def stacked_bars(frame, columns: Sequence[str], *, by: str = "workload", labels:
                  ylabel: str = "fraction", title: str = "", ax=None):
     """One stacked bar per `by` value from the fractions in `columns` (histograms such as the
     per-block access counts)."""
-    _require(frame, by, *columns)
-    _require_values(frame, *columns)
+    _require(frame, by, *columns, values=columns)
     if labels is not None and len(labels) != len(columns):
         raise ValueError(f"{len(labels)} labels for {len(columns)} columns")
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(max(6, 0.5 * frame[by].nunique() + 2), 3.5))
@@ -143,8 +137,8 @@ def histogram(frame, x: str | None = None, *, columns: Sequence[str] | None = No
     buckets A0, A1, A2-3, ...), drawn as bars of the mean over the rows, one series per `hue` value."""
     if (x is None) == (columns is None):
         raise ValueError("histogram needs either x (a column of values) or columns (one column per bucket)")
-    _require(frame, *([x] if x is not None else list(columns)), hue)
-    _require_values(frame, *([x] if x is not None else list(columns)))
+    data = [x] if x is not None else list(columns)
+    _require(frame, *data, hue, values=data)
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6, 3.5))
     groups = [(None, frame)] if hue is None else list(frame.groupby(hue, sort=False))
     if x is not None:
@@ -193,8 +187,7 @@ def heatmap(frame, x: str, y: str, value: str, *, agg: str = "mean", fmt: str = 
             xlabel: str | None = None, ylabel: str | None = None, title: str = "", annotate: bool = True, ax=None):
     """`value` (aggregated with `agg` over the other columns: workloads, seeds) over two swept keys,
     `x` across and `y` down, each cell annotated."""
-    _require(frame, x, y, value)
-    _require_values(frame, value)
+    _require(frame, x, y, values=[value])
     if agg not in HEATMAP_AGGS:
         raise ValueError(f"agg must be one of {', '.join(HEATMAP_AGGS)}, got {agg!r}")
     table = frame.pivot_table(index=y, columns=x, values=value, aggfunc=agg).sort_index().sort_index(axis=1)
@@ -245,8 +238,7 @@ def pareto(frame, x: str = "cache_energy_j", y: str = "ipc", *, by: str | Sequen
     better by default) and, with `annotate`, each point labelled with its `by` values."""
     import pandas as pd
 
-    _require(frame, x, y)
-    _require_values(frame, x, y)
+    _require(frame, x, y, values=[x, y])
     if by is not None:
         keys = [by] if isinstance(by, str) else list(by)
         _require(frame, *keys)

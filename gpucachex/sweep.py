@@ -845,6 +845,7 @@ def sweep(base: Config | str, grid=None, workloads: Sequence[Any] = (), *, seeds
 
     The frame's ``attrs["sweep"]`` counts runs, runs read from the store, simulated and failed.
     """
+    import numpy as np
     import pandas as pd
     from tqdm import tqdm
 
@@ -860,7 +861,7 @@ def sweep(base: Config | str, grid=None, workloads: Sequence[Any] = (), *, seeds
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
     if errors not in ("raise", "skip"):
         raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
-    if progress not in (True, False, None) or isinstance(progress, (int, float)) and not isinstance(progress, bool):
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be True, False or None (a bar only where one shows), got {progress!r}")
 
     todo = points(base, grid, workloads, seeds)
@@ -955,10 +956,10 @@ def normalize(frame, metrics: str | Sequence[str], baseline: Mapping[str, Any] |
         raise ValueError(f"baseline {dict(baseline)} matches several runs per {by}; add keys to it")
     ref = ref.rename(columns={m: f"{m}__base" for m in metrics})
     out = frame.copy()
-    joined = out[by].merge(ref, on=by, how="left")  # keeps the rows' order
+    joined = out[by].merge(ref, on=by, how="left", indicator=True)  # keeps the rows' order
     for m in metrics:
         out[f"{m}_norm"] = out[m].to_numpy() / joined[f"{m}__base"].to_numpy()
-    orphans = out.loc[~out[by].apply(tuple, axis=1).isin(set(ref[by].apply(tuple, axis=1))), by].drop_duplicates()
+    orphans = joined.loc[joined["_merge"] == "left_only", by].drop_duplicates()
     if len(orphans):
         # A baseline run that failed (errors="skip") or was not swept: those ratios are NaN.
         import warnings
