@@ -15,9 +15,15 @@ TECHNIQUES = ("none", "loscache", "ideal_gating")
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("workloads", nargs="*", default=["sgemm", "bfs", "vectoradd", "histogram"])
-    ap.add_argument("--size", default="small")
+    ap.add_argument("--size", default="small", choices=["tiny", "small", "medium", "large"])
     ap.add_argument("--repeat", type=int, default=3, help="best of R runs")
     args = ap.parse_args()
+    # with no run, the rate below would print as 0.00 M warp inst/s instead of failing
+    if args.repeat < 1:
+        ap.error(f"--repeat must be at least 1, got {args.repeat}")
+    unknown = [n for n in args.workloads if n not in workloads.names()]
+    if unknown:
+        ap.error(f"unknown workload {unknown[0]!r} (known: {', '.join(workloads.names())})")
 
     cfg = presets.get("loscache")
     print(f"preset loscache, size {args.size}, one core, best of {args.repeat}")
