@@ -10,11 +10,14 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
-def run(script: str, *argv: str, monkeypatch, capsys) -> str:
-    """Run benchmarks/<script>.py's main() in this process with `argv`; its standard output."""
+def run(script: str, *argv: str, monkeypatch, capsys, replace: dict | None = None) -> str:
+    """Run benchmarks/<script>.py's main() in this process with `argv` (and the module's names in
+    `replace` swapped for others); its standard output."""
     spec = importlib.util.spec_from_file_location(f"bench_{script}", BENCHMARKS / f"{script}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    for name, value in (replace or {}).items():
+        monkeypatch.setattr(module, name, value)
     monkeypatch.setattr(sys, "argv", [f"{script}.py", *argv])
     module.main()
     return capsys.readouterr().out
@@ -40,3 +43,17 @@ def test_l2_power_overhead_runs_and_refuses_no_repeat(monkeypatch, capsys):
                                                 monkeypatch=monkeypatch, capsys=capsys)
     assert "invalid choice: 'huge'" in refused("l2_power_overhead", "--size", "huge",
                                                monkeypatch=monkeypatch, capsys=capsys)
+
+
+def test_l2_power_overhead_times_the_simulation_alone(monkeypatch, capsys):
+    """The rate is warp instructions over the run's own wall_seconds, whatever simulate() does around it."""
+    from gpucachex import simulate
+
+    def timed_apart(config, trace, **kwargs):
+        r = simulate(config, trace, **kwargs)
+        r.wall_seconds = r["warp_insts"] / 2e6  # 2 M warp instructions per second, by construction
+        return r
+
+    out = run("l2_power_overhead", "--size", "tiny", "--repeat", "2", "vectoradd", monkeypatch=monkeypatch,
+              capsys=capsys, replace={"simulate": timed_apart})
+    assert re.findall(r"([0-9.]+) M warp inst/s", out) == ["2.00"] * 3, out
