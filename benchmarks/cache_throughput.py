@@ -23,6 +23,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5, help="best of R runs")
     ap.add_argument("--footprint-mb", type=int, default=64)
     args = ap.parse_args()
+    # caught here: zero runs or addresses would fail at the printout, after all the work
+    for flag, value in (("--count", args.count), ("--repeat", args.repeat), ("--footprint-mb", args.footprint_mb)):
+        if value < 1:
+            ap.error(f"{flag} must be at least 1, got {value}")
 
     addrs = mixed_stream(args.count, footprint_bytes=args.footprint_mb << 20, seed=1)
     writes = np.random.default_rng(2).random(args.count) < 0.2

@@ -43,7 +43,12 @@ def main() -> None:
     ap.add_argument("--jobs", default="1,2", help="comma-separated worker counts (default 1,2)")
     ap.add_argument("--size", default="small", choices=["tiny", "small", "medium"])
     args = ap.parse_args()
-    counts = [int(j) for j in args.jobs.split(",")]
+    try:
+        counts = [int(j) for j in args.jobs.split(",")]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 1:
+        ap.error(f"--jobs must be comma-separated worker counts of at least 1, got {args.jobs!r}")
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"100-run sweep: {len(GRID['l1d.ways']) * len(GRID['core.scheduler'])} configurations x "
           f"{len(WORKLOADS)} models ({args.size}) x {len(SEEDS)} seeds; executor {args.executor}; {cores} cores; "

@@ -16,9 +16,12 @@ TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "bfs-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--preset", action="append", help="presets to measure (default: gtx480 and the others)")
+    ap.add_argument("--preset", action="append", choices=presets.names(),
+                    help="presets to measure (default: gtx480 and the others)")
     ap.add_argument("--trace", default=str(TRACE))
     args = ap.parse_args()
+    if args.repeat < 1:
+        ap.error(f"--repeat must be at least 1, got {args.repeat}")
     trace = load_trace(args.trace)
     s = trace.summary()
     print(f"{Path(args.trace).name}: {len(trace.kernels)} kernels, {s['warp_insts']:,} warp instructions; "

@@ -88,6 +88,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="best of R loads")
     ap.add_argument("--xz", action="store_true", help="also time the xz-compressed file (needs the xz tool)")
     args = ap.parse_args()
+    # --mb below 1 would quietly build one copy of the source; --repeat 0 would time no native load
+    for flag, value in (("--mb", args.mb), ("--repeat", args.repeat)):
+        if value < 1:
+            ap.error(f"{flag} must be at least 1, got {value}")
 
     with tempfile.TemporaryDirectory(prefix="gpucachex-bench-") as tmp:
         tmp = Path(tmp)

@@ -21,7 +21,12 @@ def main() -> None:
     ap.add_argument("--models", default=DEFAULT, help="comma-separated model names, or 'all'")
     ap.add_argument("--repeat", type=int, default=2, help="best of R runs after one warm-up")
     args = ap.parse_args()
+    if args.repeat < 1:
+        ap.error(f"--repeat must be at least 1, got {args.repeat}")
     names = workloads.names() if args.models == "all" else args.models.split(",")
+    unknown = [n for n in names if n not in workloads.names()]
+    if unknown:
+        ap.error(f"unknown model {unknown[0]!r} in --models (known: {', '.join(workloads.names())})")
     print(f"size {args.size}, best of {args.repeat} after a warm-up, one core")
     total_insts = total_time = 0.0
     for name in names:

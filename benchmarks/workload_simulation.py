@@ -12,7 +12,8 @@ from gpucachex import presets, simulate, workloads
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", default="small", choices=["tiny", "small", "medium", "large"])
-    ap.add_argument("--preset", action="append")
+    # checked before the traces of every model are built, not after
+    ap.add_argument("--preset", action="append", choices=presets.names())
     args = ap.parse_args()
     names = workloads.names()
     chosen = args.preset or presets.names()

@@ -1,6 +1,7 @@
 """The scripts in benchmarks/: each runs with tiny arguments and prints what its docstring says, and
 refuses bad arguments with a usage error before any work. Nothing here checks a speed."""
 import importlib.util
+import os
 import re
 import sys
 from pathlib import Path
@@ -57,3 +58,64 @@ def test_l2_power_overhead_times_the_simulation_alone(monkeypatch, capsys):
     out = run("l2_power_overhead", "--size", "tiny", "--repeat", "2", "vectoradd", monkeypatch=monkeypatch,
               capsys=capsys, replace={"simulate": timed_apart})
     assert re.findall(r"([0-9.]+) M warp inst/s", out) == ["2.00"] * 3, out
+
+
+TRACES = Path(os.environ.get("GPUCACHEX_SHARED_TRACES", Path(__file__).resolve().parents[1].parent / "shared" / "traces"))
+needs_traces = pytest.mark.skipif(not TRACES.is_dir(), reason=f"shared traces not found at {TRACES}")
+
+
+@pytest.mark.parametrize("script, argv, message", [
+    ("cache_throughput", ["--count", "0"], "--count must be at least 1, got 0"),  # was ZeroDivisionError
+    ("cache_throughput", ["--repeat", "0"], "--repeat must be at least 1, got 0"),  # was UnboundLocalError
+    ("cache_throughput", ["--footprint-mb", "-1"], "--footprint-mb must be at least 1, got -1"),
+    ("timing_throughput", ["--repeat", "0"], "--repeat must be at least 1, got 0"),  # was TypeError
+    ("timing_throughput", ["--preset", "nope"], "invalid choice: 'nope'"),
+    ("trace_parse", ["--mb", "-5"], "--mb must be at least 1, got -5"),  # built one copy without a word
+    ("trace_parse", ["--repeat", "0"], "--repeat must be at least 1, got 0"),  # was min() of an empty list
+    ("workload_generation", ["--repeat", "0"], "--repeat must be at least 1, got 0"),  # was UnboundLocalError
+    ("workload_generation", ["--models", "bfs,"], "unknown model '' in --models"),
+    ("workload_simulation", ["--preset", "nope"], "invalid choice: 'nope'"),  # after building every model
+    ("sweep_throughput", ["--jobs", "1,x"], "--jobs must be comma-separated worker counts of at least 1, got '1,x'"),
+    ("sweep_throughput", ["--jobs", "0"], "got '0'"),
+])
+def test_bad_arguments_get_a_usage_error_before_any_work(script, argv, message, monkeypatch, capsys):
+    assert message in refused(script, *argv, monkeypatch=monkeypatch, capsys=capsys)
+
+
+def test_cache_throughput_prints_a_rate_and_hit_rate_per_cache_and_mix(monkeypatch, capsys):
+    out = run("cache_throughput", "--count", "5000", "--repeat", "1", monkeypatch=monkeypatch, capsys=capsys)
+    rows = re.findall(r"^  (\d+ KB) .* (reads|20% writes) +([0-9.]+) M accesses/s   hit rate (0\.\d{3})$", out, re.M)
+    assert [(size, mix) for size, mix, _, _ in rows] == [("16 KB", "reads"), ("16 KB", "20% writes"),
+                                                         ("768 KB", "reads"), ("768 KB", "20% writes")], out
+    assert out.startswith("5,000 addresses, 64 MB footprint, one core, best of 1")
+
+
+@needs_traces
+def test_timing_throughput_prints_cycles_and_rates(monkeypatch, capsys):
+    out = run("timing_throughput", "--repeat", "1", "--preset", "gtx1080", "--trace",
+              str(TRACES / "vectoradd-100-32-trace"), monkeypatch=monkeypatch, capsys=capsys)
+    assert out.startswith("vectoradd-100-32-trace: 1 kernels, 344 warp instructions; best of 1 runs on one core")
+    # 988 cycles: docs/validation.md's number for the same trace and preset
+    assert re.search(r"^  gtx1080 +988 cycles +[0-9.]+ M warp insts/s +[0-9.]+ M cycles/s +\([0-9.]+ ms\)$", out, re.M)
+    assert re.search(r"^peak resident memory of this process: \d+ MB$", out, re.M)
+
+
+@needs_traces
+def test_trace_parse_reports_text_and_native_loads(monkeypatch, capsys):
+    out = run("trace_parse", "--mb", "1", "--repeat", "1", "--source", str(TRACES / "bfs-rodinia-2.0-ft"),
+              monkeypatch=monkeypatch, capsys=capsys)
+    # the smallest build is one copy of bfs's 128 thread blocks: its 159,509 warp instructions
+    assert re.search(r"^built \d+ MB \.traceg \(128 CTAs from bfs-rodinia-2\.0-ft\)", out, re.M), out
+    assert re.search(r"^trace: 159,509 warp instructions, ", out, re.M), out
+    assert re.search(r"^text parse: .* MB/s of \.traceg text \([0-9.]+ M warp instructions/s\), one core$", out, re.M)
+    assert re.search(r"^native load: .* faster than text \(peak [0-9.]+x the Trace\)$", out, re.M)
+
+
+def test_workload_generation_and_simulation_run_at_size_tiny(monkeypatch, capsys):
+    out = run("workload_generation", "--size", "tiny", "--models", "vectoradd,bfs", "--repeat", "1",
+              monkeypatch=monkeypatch, capsys=capsys)
+    assert [m for m in re.findall(r"^  (\w+) +[\d,]+ warp insts", out, re.M)] == ["vectoradd", "bfs", "all"], out
+    out = run("workload_simulation", "--size", "tiny", "--preset", "gtx480", monkeypatch=monkeypatch, capsys=capsys)
+    from gpucachex import workloads
+    assert re.findall(r"^(\w+) +[0-9.]+$", out, re.M) == workloads.names() + ["total"], out
+    assert re.search(r"^slowest: \w+ on gtx480, [0-9.]+ s$", out, re.M)
