@@ -2,15 +2,19 @@
 Rodinia BFS trace (16 kernels, 159,509 warp instructions) with the gtx480 preset, best of N runs on
 one core, plus the peak resident memory of the process.
 
-Run: python benchmarks/timing_throughput.py [--repeat N] [--preset NAME ...]
+Run: python benchmarks/timing_throughput.py [--repeat N] [--preset NAME ...] [--trace PATH] (the
+trace from $GPUCACHEX_SHARED_TRACES, default ../shared/traces)
 """
 import argparse
+import os
 import resource
 from pathlib import Path
 
 from gpucachex import load_trace, presets, simulate
 
-TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "bfs-rodinia-2.0-ft"
+# the same folder as trace_parse.py, accelsim_comparison.py and the tests read
+SHARED = Path(os.environ.get("GPUCACHEX_SHARED_TRACES", Path(__file__).resolve().parents[1].parent / "shared" / "traces"))
+TRACE = SHARED / "bfs-rodinia-2.0-ft"
 
 
 def main() -> None:
@@ -22,6 +26,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.repeat < 1:
         ap.error(f"--repeat must be at least 1, got {args.repeat}")
+    if not Path(args.trace).exists():
+        ap.error(f"no trace at {args.trace}: set GPUCACHEX_SHARED_TRACES or pass --trace")
     trace = load_trace(args.trace)
     s = trace.summary()
     print(f"{Path(args.trace).name}: {len(trace.kernels)} kernels, {s['warp_insts']:,} warp instructions; "

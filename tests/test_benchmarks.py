@@ -119,3 +119,10 @@ def test_workload_generation_and_simulation_run_at_size_tiny(monkeypatch, capsys
     from gpucachex import workloads
     assert re.findall(r"^(\w+) +[0-9.]+$", out, re.M) == workloads.names() + ["total"], out
     assert re.search(r"^slowest: \w+ on gtx480, [0-9.]+ s$", out, re.M)
+
+
+def test_timing_throughput_reads_bfs_from_the_shared_traces_folder(monkeypatch, capsys, tmp_path):
+    # it went to ../shared/traces whatever GPUCACHEX_SHARED_TRACES said, unlike the other scripts
+    monkeypatch.setenv("GPUCACHEX_SHARED_TRACES", str(tmp_path))
+    err = refused("timing_throughput", "--repeat", "1", monkeypatch=monkeypatch, capsys=capsys)
+    assert f"no trace at {tmp_path / 'bfs-rodinia-2.0-ft'}: set GPUCACHEX_SHARED_TRACES or pass --trace" in err
