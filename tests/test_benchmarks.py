@@ -126,3 +126,15 @@ def test_timing_throughput_reads_bfs_from_the_shared_traces_folder(monkeypatch, 
     monkeypatch.setenv("GPUCACHEX_SHARED_TRACES", str(tmp_path))
     err = refused("timing_throughput", "--repeat", "1", monkeypatch=monkeypatch, capsys=capsys)
     assert f"no trace at {tmp_path / 'bfs-rodinia-2.0-ft'}: set GPUCACHEX_SHARED_TRACES or pass --trace" in err
+
+
+def test_workload_generation_times_only_the_runs_after_the_warm_up(monkeypatch, capsys):
+    """With a clock under which the warm-up build takes no time and every timed one a second, the best
+    is a second: the warm-up is not one of the R runs."""
+    import types
+
+    ticks = iter([0.0, 0.0] + [t for i in range(2) for t in (10.0 * (i + 1), 10.0 * (i + 1) + 1.0)])
+    clock = types.SimpleNamespace(perf_counter=lambda: next(ticks))
+    out = run("workload_generation", "--size", "tiny", "--models", "vectoradd", "--repeat", "2",
+              monkeypatch=monkeypatch, capsys=capsys, replace={"time": clock})
+    assert re.search(r"^  vectoradd .*   1\.00 s \(first   0\.00 s\)", out, re.M), out
