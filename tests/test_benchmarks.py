@@ -138,3 +138,15 @@ def test_workload_generation_times_only_the_runs_after_the_warm_up(monkeypatch, 
     out = run("workload_generation", "--size", "tiny", "--models", "vectoradd", "--repeat", "2",
               monkeypatch=monkeypatch, capsys=capsys, replace={"time": clock})
     assert re.search(r"^  vectoradd .*   1\.00 s \(first   0\.00 s\)", out, re.M), out
+
+
+@needs_traces
+def test_accelsim_comparison_writes_the_validation_page_as_it_stands(monkeypatch, capsys, tmp_path):
+    # the page says a test checks it is current; test_timing_traces.py checks only its cycles row
+    (tmp_path / "docs").mkdir()
+    out = run("accelsim_comparison", monkeypatch=monkeypatch, capsys=capsys,
+              replace={"ROOT": tmp_path, "TRACE": TRACES / "vectoradd-100-32-trace"})
+    page = (tmp_path / "docs" / "validation.md").read_text()
+    assert out == page + "\n"
+    assert page == (BENCHMARKS.parent / "docs" / "validation.md").read_text(), \
+        "docs/validation.md is stale: run python benchmarks/accelsim_comparison.py"
