@@ -3,7 +3,7 @@ of the loaded Trace, and how much faster the native format reloads the same trac
 
 The input is built from the real Rodinia BFS trace in ../shared/traces: the thread blocks of all its
 kernel files (same grid and block shape) replicated with renumbered CTAs into one large kernel in a
-temporary folder. Each load runs in a fresh subprocess so its peak RSS (ru_maxrss) is its own.
+temporary folder. Each load runs in a fresh subprocess so its peak RSS (VmHWM) is its own.
 
 Run: python benchmarks/trace_parse.py [--mb 300] [--xz] [--repeat 3]
 """
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SOURCE = Path(os.environ.get("GPUCACHEX_SHARED_TRACES", ROOT.parent / "shared" / "traces")) / "bfs-rodinia-2.0-ft"
 
 CHILD = r"""
-import json, resource, sys, time
+import json, re, resource, sys, time
 import numpy as np
 import gpucachex
 
@@ -29,12 +29,18 @@ def rss_now():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * resource.getpagesize()
 
+def rss_peak():
+    # VmHWM, not ru_maxrss: Linux carries the parent's peak RSS over exec into the child's ru_maxrss,
+    # so a parent that once held more than this load would be reported as the load's peak
+    with open("/proc/self/status") as f:
+        return int(re.search(r"^VmHWM:\s+(\d+) kB", f.read(), re.M).group(1)) * 1024
+
 gpucachex.load_trace  # imports done before the baseline
 base = rss_now()
 t0 = time.perf_counter()
 trace = gpucachex.load_trace(sys.argv[1])
 seconds = time.perf_counter() - t0
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+peak = rss_peak()
 nbytes = sum(sum(c.nbytes for c in k.columns().values()) + k.addresses.nbytes for k in trace.kernels)
 if len(sys.argv) > 2:
     trace.save(sys.argv[2])
