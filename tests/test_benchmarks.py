@@ -164,3 +164,10 @@ def test_trace_parse_peak_memory_is_the_loads_own_not_its_parents(monkeypatch, c
     text = float(re.search(r"^peak memory: .* = ([0-9.]+)x the loaded Trace$", out, re.M).group(1))
     native = float(re.search(r"^native load: .*\(peak ([0-9.]+)x the Trace\)$", out, re.M).group(1))
     assert text < 20 and native < 20, out  # 1.5 and 1.0 here, 6.0 and 1.2 under AddressSanitizer
+
+
+def test_sweep_throughput_runs_its_100_run_sweep_at_size_tiny(monkeypatch, capsys):
+    out = run("sweep_throughput", "--size", "tiny", "--jobs", "1", monkeypatch=monkeypatch, capsys=capsys)
+    assert out.startswith("100-run sweep: 10 configurations x 5 models (tiny) x 2 seeds; executor local;"), out
+    assert re.search(r"^  1 worker : +[0-9.]+ s, +\d+ runs/min, [0-9.]+ cores busy, +\d+ runs per CPU-minute, "
+                     r"simulating +\d+% of the workers' time", out, re.M), out
