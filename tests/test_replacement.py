@@ -112,3 +112,22 @@ def test_policy_parameters_are_checked():
         cfg.replace(**{"l2.srrip.rrpv_bits": "x"})
     with pytest.raises(KeyError, match="unknown configuration key 'l1d.srrip.rrpv' .close: l1d.srrip.rrpv_bits"):
         cfg.replace(**{"l1d.srrip.rrpv": 3})
+
+
+@pytest.mark.parametrize("last, hits", [(4, 5), (0, 4)])
+def test_a_refused_miss_leaves_srrips_order_as_it_found_it(last, hits):
+    # Two sets of 4 ways, one MSHR entry, four banks (each with its own latency pipeline, so a refused
+    # request holds only its bank). A, B, C, D (lines 0, 4, 6, 8) fill set 0 at RRPV 2; B, C and D hit
+    # (RRPV 0). F (line 1, set 1) takes the MSHR entry; E (line 2, set 0) is refused until F's fill,
+    # while A hits (RRPV 0). When E is taken every line of set 0 is at 0, so SRRIP ages them all
+    # alike and evicts A, the first way: a last load of B hits, one of A misses. A refused attempt that
+    # kept its ageing (A at 3, the others at 1, before A's hit) made E evict B instead.
+    lines = [0, 4, 6, 8, 4, 6, 8, 1, 2, 0, last]
+    deps = [(), (1,), (2,), (3,), (4,), (4,), (4,), (5, 6, 7), (5, 6, 7), (5, 6, 7), (8, 9, 10)]
+    cfg = presets.get("gtx480").replace(**{
+        "core.sms": 1, "l1i.size_kb": 0, "l1d.size_kb": 8 * LINE / 1024, "l1d.ways": 4, "l1d.line_bytes": LINE,
+        "l1d.policy": "srrip", "l1d.allocate": "miss", "l1d.mshr_entries": 1, "l1d.latency_queue": True,
+        "l1d.banks": 4})
+    r = simulate(cfg, dependent_loads(lines, deps), energy=False)
+    assert r["l1d_fail_mshr_entry"] > 0
+    assert r["l1d_hits"] == hits

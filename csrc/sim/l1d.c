@@ -399,9 +399,14 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
     int new_line = way < 0;
     /* The victim is chosen before the checks below can refuse the request; a refused attempt gives
      * back the random numbers it drew, so that a request retried every cycle draws as one whose
-     * retries the cycle loop skips (and results do not depend on where the loop stops). */
+     * retries the cycle loop skips (and results do not depend on where the loop stops), and the
+     * replacement state its victim search changed (SRRIP ages the set until a line is distant): a
+     * request the L1D did not take leaves the set's replacement order as it found it. */
     gcx_rng rng_before = c->rng;
+    uint32_t repl_before[GCX_MAX_WAYS];
+    uint32_t *set_repl = c->repl + (size_t)set * c->cfg.ways;
     if (new_line) {
+        memcpy(repl_before, set_repl, c->cfg.ways * sizeof *set_repl);
         int v = gcx_cache_pick_victim(c, set);
         if (v < 0)
             return GCX_FAIL_LINE_ALLOC;
@@ -414,10 +419,14 @@ static int read_access(gcx_gpu *g, gcx_sm *sm, gcx_req *r, uint64_t now)
      * and a fetch that stays in the cluster). */
     if (miss_queue_short_for_read(l1) && (victim_dirty || fetch_needs_slot(g, sm, r, gcx_to_32_sectors(fetch, c)))) {
         c->rng = rng_before;
+        if (new_line)
+            memcpy(set_repl, repl_before, c->cfg.ways * sizeof *set_repl);
         return GCX_FAIL_MISS_QUEUE;
     }
     if (l1->mshr.n_free == 0) {
         c->rng = rng_before;
+        if (new_line)
+            memcpy(set_repl, repl_before, c->cfg.ways * sizeof *set_repl);
         return GCX_FAIL_MSHR_ENTRY;
     }
     if (pw->ops && pw->ops->allocate && !pw->ops->allocate(pw, tc, r, now)) {
