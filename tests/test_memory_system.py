@@ -123,3 +123,19 @@ def test_a_sectored_l2_serves_a_present_sector_while_the_line_fetches_another():
             ld(4, lanes(a, n=8), src=(2,)), alu(dst=(5,), src=(4,))]
     r = simulate(cfg, build([KernelSpec([[prog]])]))
     assert r["l2_hits"] == 1 and r["l2_pending_hits"] == 0 and r["l2_misses"] == 2 and r["dram_reads"] == 2
+
+
+def test_the_l2_prefill_fills_only_the_copied_sectors_of_a_new_line():
+    # A 32-byte copy to sector 0 of a line, then a read of its sector 2: a sectored L2 holds only what
+    # the copy wrote (as GPGPU-Sim fills its sectors one by one), so the read misses and fetches its
+    # sector; the whole line was once marked valid and the read hit. Copied a second time (the line
+    # is then present), or unsectored (the line is its one sector), nothing changes.
+    a = 0x100000
+    prog = [ld(1, lanes(a + 64, n=8)), alu(dst=(2,), src=(1,))]
+    cfg = presets.get("gtx480").replace(**{"core.sms": 1, "l1i.size_kb": 0, "l1d.cache_global": False,
+                                            "l2.prefill": True})
+    for sector, copies, hits in ((32, [(0, a, 32)], 0), (32, [(0, a, 32), (0, a, 32)], 0), (32, [(0, a, 128)], 1),
+                                 (0, [(0, a, 32)], 1)):
+        r = simulate(cfg.replace(**{"l2.sector_bytes": sector}), build([KernelSpec([[prog]])], memcpys=copies))
+        assert r.raw["l2_prefill_lines"] == 1
+        assert (r["l2_hits"], r["dram_reads"]) == (hits, 1 - hits), (sector, copies)

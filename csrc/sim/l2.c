@@ -617,8 +617,11 @@ void gcx_l2_prefill(gcx_gpu *g, uint64_t addr, uint64_t bytes)
         }
         gcx_cache_install(c, line, la, 0, g->now);
         gcx_tcache_note_new_data(tc, line, g->now);
-        tc->word_valid[line] = ~0ull >> (64 - line_bytes / 4);
-        c->meta[line].valid = (uint8_t)((1u << c->sectors_per_line) - 1);
+        /* Only the sectors the copy writes, as for a present line (GPGPU-Sim fills a sectored L2
+         * sector by sector): a copy that covers part of the line leaves its other sectors to be
+         * fetched. An unsectored line is one sector, filled whole. */
+        tc->word_valid[line] = copied_words(c, la, addr, bytes);
+        c->meta[line].valid = data_sectors(c, tc->word_valid[line]);
         g->dram_prefill_lines++;
     }
 }
