@@ -56,7 +56,9 @@ def cmd_cache(args) -> int:
     if args.sector is not None:
         options["sector_bytes"] = args.sector
     if args.write_through:
-        options["write_policy"] = "write_through"
+        # The file holds addresses only, every one a read: the write policy could not change a number.
+        raise CliError("--write-through changes nothing here: an address file holds reads only (pass the "
+                       "stores as writes= to gpucachex.cache_run to simulate a write policy)")
     for item in args.option or []:
         key, sep, value = item.partition("=")
         if not sep:
@@ -470,7 +472,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--line", type=int, required=True, help="line size in bytes")
     p.add_argument("--policy", default="lru", help="replacement policy (lru, fifo, random, srrip)")
     p.add_argument("--sector", type=int, help="sector size in bytes (default: unsectored)")
-    p.add_argument("--write-through", action="store_true", help="write-through instead of write-back")
+    # Kept only to say why it is refused: an address file holds reads only, which no write policy changes.
+    p.add_argument("--write-through", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=0, help="seeds the random policy (default 0)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="policy parameter, e.g. rrpv_bits=3")
     p.add_argument("--json", action="store_true", help="print the counters as JSON")

@@ -315,6 +315,10 @@ def test_cli_cache_errors(tmp_path, capsys):
     GOOD.astype("<u8").tofile(good)
     assert cli_main(["cache", str(good), "--sets", "4", "--ways", "2", "--line", "96"]) == 2
     assert "line_bytes must be a power of two" in capsys.readouterr().err
+    # An address file holds reads only: --write-through once printed the write-back numbers unchanged.
+    assert cli_main(["cache", str(good), "--sets", "4", "--ways", "2", "--line", "64", "--write-through"]) == 2
+    err = capsys.readouterr().err
+    assert "--write-through changes nothing here: an address file holds reads only" in err and "writes=" in err
 
 
 def test_cli_gen_addresses(tmp_path, capsys):
