@@ -24,3 +24,82 @@ def test_readme_energy_params_build():
             eval(call, {"energy": energy})
         except (TypeError, ValueError, KeyError) as exc:
             pytest.fail(f"README's {call} raises {type(exc).__name__}: {exc}")
+
+
+def _doc_texts() -> dict[str, str]:
+    """The user docs by name: README, docs/, the experiment pages, and the notebooks' markdown cells."""
+    import json
+
+    texts = {"README.md": README.read_text()}
+    for path in [*sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "experiments").glob("*.md"))]:
+        texts[str(path.relative_to(ROOT))] = path.read_text()
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text())["cells"]
+        texts[str(path.relative_to(ROOT))] = "\n\n".join("".join(c["source"]) for c in cells
+                                                         if c["cell_type"] == "markdown")
+    return texts
+
+
+def _documented_commands() -> list[tuple[str, str]]:
+    """(doc, command line) of every `gpucachex ...` command the docs show: lines of code blocks
+    (with their continuation lines of [options]) and inline spans that give arguments (a bare
+    `gpucachex reproduce` names the command)."""
+    found = []
+    for name, text in _doc_texts().items():
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if not line.startswith("    "):
+                continue
+            for command in line.split(" #")[0].split("&&"):
+                command = command.strip()
+                if not command.startswith("gpucachex "):
+                    continue
+                for more in lines[i + 1:]:
+                    if not more.strip().startswith("["):
+                        break
+                    command += " " + more.strip()
+                found.append((name, command))
+        for span in re.findall(r"`(gpucachex [^`]+)`", text):
+            span = " ".join(span.split())
+            if len(span.split()) > 2:
+                found.append((name, span))
+    return found
+
+
+def _variants(command: str) -> list[str]:
+    """The command without its [optional] groups, then with each alternative of each group that gives
+    options ([--json], [--store PATH | --no-store], [--executor local|processes|dask])."""
+    groups = re.findall(r"\[([^\]]*)\]", command)
+    base = re.sub(r"\s*\[[^\]]*\]", "", command)
+    out = [base]
+    for group in groups:
+        for alternative in group.split(" | "):
+            words = alternative.split()
+            if not words or not words[0].startswith("-"):
+                continue   # [PATTERN], [NAME], [same options]: a placeholder, not an option
+            choices = words[1].split("|") if len(words) == 2 else [None]
+            for choice in choices:
+                out.append(" ".join([base, words[0]] + ([choice] if choice else words[1:])))
+    return out
+
+
+def test_documented_commands_parse():
+    import contextlib
+    import io
+    import shlex
+
+    from gpucachex.cli import build_parser
+
+    commands = _documented_commands()
+    assert any(c.startswith("gpucachex reproduce") for _, c in commands), "found no documented command"
+    bad = []
+    for doc, command in commands:
+        for variant in _variants(command):
+            err = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(err):
+                    # placeholders stand for what the user types: N for a number (PATH, DIR parse as given)
+                    build_parser().parse_args(["2" if w == "N" else w for w in shlex.split(variant)[1:]])
+            except SystemExit:
+                bad.append(f"{doc}: {variant!r}: {err.getvalue().strip().splitlines()[-1]}")
+    assert not bad, "documented commands the CLI refuses:\n" + "\n".join(bad)
