@@ -103,3 +103,15 @@ def test_documented_commands_parse():
             except SystemExit:
                 bad.append(f"{doc}: {variant!r}: {err.getvalue().strip().splitlines()[-1]}")
     assert not bad, "documented commands the CLI refuses:\n" + "\n".join(bad)
+
+
+def test_python_floor_is_the_one_the_code_needs():
+    import tomllib
+
+    need = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    floor = tuple(int(x) for x in re.fullmatch(r">=\s*(\d+)\.(\d+)", need).groups())
+    # tomllib, which reads every sweep spec (and so `gpucachex reproduce`), is in the standard library from 3.11
+    if any("import tomllib" in p.read_text() for p in (ROOT / "gpucachex").rglob("*.py")):
+        assert floor >= (3, 11), f"requires-python {need!r}, but gpucachex imports tomllib (Python 3.11+)"
+    stated = re.search(r"need Python (\d+)\.(\d+)\+", README.read_text())
+    assert stated and tuple(map(int, stated.groups())) == floor, "README's Python version is not pyproject's"
