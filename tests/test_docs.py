@@ -115,3 +115,57 @@ def test_python_floor_is_the_one_the_code_needs():
         assert floor >= (3, 11), f"requires-python {need!r}, but gpucachex imports tomllib (Python 3.11+)"
     stated = re.search(r"need Python (\d+)\.(\d+)\+", README.read_text())
     assert stated and tuple(map(int, stated.groups())) == floor, "README's Python version is not pyproject's"
+
+
+_SECTIONS = ("core", "l1i", "l1d", "l2", "icnt", "cluster", "dram", "sim", "drowsy", "decay", "admL1D", "loscache")
+
+
+def test_documented_config_keys_exist():
+    """Every configuration key the docs name in backticks (`l1d.ways`, `admL1D.warmup_cycles`, with a
+    value as in `l2.power = "loscache"`) is one the core declares, and the value is one it takes."""
+    from gpucachex.config import resolve_key, schema
+
+    keys = schema()
+    bad, seen = [], 0
+    for doc, text in _doc_texts().items():
+        for span in re.findall(r"`([^`\n]+)`", text):
+            m = re.fullmatch(r"([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)+)(?:\s*=\s*(.+))?", span.strip())
+            if (not m or m.group(1).split(".")[0] not in _SECTIONS
+                    or m.group(1).rsplit(".", 1)[1] in ("c", "h", "py", "md", "toml")):
+                continue   # not a key: a file (`l1d.c`), a call (`gpucachex.sweep`)
+            seen += 1
+            try:
+                spec = keys[resolve_key(m.group(1))]
+            except KeyError as exc:
+                bad.append(f"{doc}: `{span}`: {exc.args[0]}")
+                continue
+            value = (m.group(2) or "").strip().strip('"')
+            if not value or value.isupper():   # no value, or a placeholder (`dram.latency_jitter = N`)
+                continue
+            try:
+                spec.coerce({"true": True, "false": False}[value] if spec.type == "bool"
+                            else int(value) if spec.type == "int" else float(value) if spec.type == "float"
+                            else value)
+            except (KeyError, TypeError, ValueError) as exc:
+                bad.append(f"{doc}: `{span}`: {exc}")
+    assert seen > 50, f"found only {seen} configuration keys in the docs"
+    assert not bad, "the docs name keys or values the core does not take:\n" + "\n".join(bad)
+
+
+def test_readme_defaults_are_the_cores():
+    """The defaults the README gives a key ("`drowsy.window` (0)", "`l1d.admL1D.b_threshold` (default 3)",
+    "`l2.loscache.max_threshold` = 3") are the ones `gpucachex keys` lists."""
+    from gpucachex.config import resolve_key, schema
+
+    text = " ".join(README.read_text().split())
+    stated = re.findall(r"`([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)+)`(?: [A-Za-z0-9]+){0,2} "
+                        r"(?:\((?:default )?([0-9][0-9,.]*|true|false)\)|= ([0-9][0-9.]*|true|false)\b)", text)
+    assert len(stated) >= 10, f"found only {len(stated)} stated defaults"
+    wrong = []
+    for key, in_parens, after_equals in stated:
+        value = (in_parens or after_equals).replace(",", "")
+        default = schema()[resolve_key(key)].default
+        given = {"true": True, "false": False}.get(value) if isinstance(default, bool) else float(value)
+        if given != default:
+            wrong.append(f"{key}: README says {value}, the core's default is {default}")
+    assert not wrong, "\n".join(wrong)
