@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -541,7 +542,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a reader gone away raises here, handled below, not in the interpreter's exit
+        return code
     except CliError as exc:
         print(f"gpucachex {args.command}: error: {exc}", file=sys.stderr)
         return 2
@@ -551,6 +554,11 @@ def main(argv: list[str] | None = None) -> int:
         kept = " (finished runs are kept in the results store)" if stored else ""
         print(f"gpucachex {args.command}: interrupted{kept}", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`gpucachex workloads | head`): nothing is left to say to it. Point stdout at
+        # /dev/null so the interpreter's final flush does not raise again, as Python's signal docs advise.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 output that strict JSON parsers read."""
 import importlib
 import json
+import os
+import sys
 
 from gpucachex import cli, presets
 
@@ -62,3 +64,15 @@ def test_store_and_no_store_together_are_refused_before_anything_runs(capsys, mo
         assert cli.main([*command, "--out", str(tmp_path / "out"), "--store", str(store), "--no-store"]) == 2
         assert "--no-store contradict each other" in capsys.readouterr().err
     assert ran == [] and not store.exists()
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(monkeypatch, capsys):
+    """`gpucachex workloads | head -1`: head closes the pipe and the CLI's writes find it closed; that
+    ended in a BrokenPipeError traceback."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    with os.fdopen(write_end, "w") as closed_pipe:
+        monkeypatch.setattr(sys, "stdout", closed_pipe)
+        assert cli.main(["workloads"]) == 1
+    assert capsys.readouterr().err == ""
+
