@@ -7,7 +7,8 @@ from gpucachex.config import Config
 from gpucachex.functional import cache_run, policies
 from gpucachex.sim import Result, simulate
 from gpucachex.store import ResultsStore
-from gpucachex.sweep import normalize, sweep
+# SweepError here too: gpucachex.sweep names the function, so gpucachex.sweep.SweepError does not exist
+from gpucachex.sweep import SweepError, normalize, sweep
 from gpucachex.trace import Kernel, Trace
 from gpucachex.traceio import load_trace
 
@@ -30,4 +31,4 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_SUBMODULES))
 
 __all__ = ["Config", "Kernel", "Result", "ResultsStore", "Trace", "cache_run", "load_trace", "normalize", "policies",
-           "simulate", "sweep", "__version__"]
+           "simulate", "sweep", "SweepError", "__version__"]

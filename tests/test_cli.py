@@ -5,6 +5,7 @@ import json
 import os
 import sys
 
+import gpucachex
 from gpucachex import cli, presets
 
 
@@ -76,3 +77,9 @@ def test_a_reader_that_stops_early_gets_no_traceback(monkeypatch, capsys):
         assert cli.main(["workloads"]) == 1
     assert capsys.readouterr().err == ""
 
+
+def test_sweep_error_is_reachable_from_the_package():
+    # gpucachex.sweep is the function, so the exception's module path cannot be spelled through it
+    from gpucachex.sweep import SweepError
+
+    assert gpucachex.SweepError is SweepError
