@@ -6,6 +6,7 @@ The C core returns raw counters; this module turns them into the flat metric dic
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from os import PathLike
@@ -146,7 +147,11 @@ def timeseries_frame(ts: dict[str, list[int]]):
 
 
 def _ratio(a: float, b: float) -> float:
-    return float(a) / float(b) if b else 0.0
+    """a / b, NaN when b is zero: a rate or mean over nothing (a hit rate without accesses, a load
+    latency without loads) is undefined, and a 0 would read as a measured value (and pull averages
+    over runs down). Always the one object math.nan, so that the metrics of two identical runs still
+    compare equal (dict equality takes an object as equal to itself)."""
+    return float(a) / float(b) if b else math.nan
 
 
 def derive_metrics(raw: dict[str, Any], config: Config) -> dict[str, float]:

@@ -1,6 +1,7 @@
 """The timing model on hand-built kernels: known answers for latencies, the scoreboard, each
 reservation-fail reason, shared-memory bank conflicts and barriers; conservation; determinism; and
 the checks a cache architect would make."""
+import math
 import threading
 
 import numpy as np
@@ -878,6 +879,26 @@ def test_an_unknown_metric_names_the_close_ones():
     r = run(one_warp([alu(dst=(1,))]))
     with pytest.raises(KeyError, match=r"no metric 'l1_hitrate' in this result \(close: l1_hit_rate"):
         r["l1_hitrate"]
+
+
+def test_a_rate_or_mean_over_nothing_is_nan_not_zero():
+    # An ALU-only kernel has no L1D or L2 access, no load and no store: a hit rate, a latency or a
+    # utilisation over nothing is undefined; a 0 would read as measured (every access missed, loads
+    # take no time) and pull averages over runs down.
+    r = run(one_warp([alu(dst=(1,))]))
+    assert r["l1d_accesses"] == r["l2_accesses"] == r["loads"] == r["stores_acked"] == 0
+    undefined = ["avg_load_latency", "avg_l1_access_latency", "avg_store_ack_latency", "l1d_r_to_a"] + [
+        f"{level}_{m}" for level in ("l1d", "l2")
+        for m in ("hit_rate", "miss_rate", "block_utilisation", "inter_access_cycles")]
+    assert [k for k in undefined if not math.isnan(r[k])] == []
+    # what is defined stays a number, and two identical runs still compare equal
+    assert r["ipc"] == 32 / r["cycles"] and r["l1d_hit_rate"] is not None
+    assert r["l1d_dead_time_fraction"] == 1.0 and r["l1d_on_fraction"] == 1.0
+    assert run(one_warp([alu(dst=(1,))])).metrics == r.metrics
+    # one load: its latency and the L1D's rates are defined again
+    r = run(one_warp([ld(1, lanes(0x1000))]))
+    assert r["l1d_hit_rate"] == 0.0 and r["l1d_miss_rate"] == 1.0 and r["avg_load_latency"] > 0
+    assert math.isnan(r["avg_store_ack_latency"]) and math.isnan(r["l1d_inter_access_cycles"])
 
 
 def test_the_fermi_index_spreads_a_4kb_row_pitch_in_the_l1d():
