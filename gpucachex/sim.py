@@ -198,7 +198,7 @@ def derive_metrics(raw: dict[str, Any], config: Config) -> dict[str, float]:
     m["stores_acked"] = raw["stores_acked"]
     m["avg_store_ack_latency"] = _ratio(raw["store_ack_latency_sum"], raw["stores_acked"])
     for name, value in raw["technique_metrics"].items():
-        m[name] = value
+        m[name] = math.nan if value != value else value   # one NaN object, as _ratio's
     return m
 
 

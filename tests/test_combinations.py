@@ -74,7 +74,10 @@ def test_every_combination_runs_and_conserves_requests(cfg, name, seed):
         assert np.all(r.line_residency(level).sum(axis=1) == r["cycles"])
         assert (r[f"{level}_live_cycles"] + r[f"{level}_dead_nodata"] + r[f"{level}_dead_unused"]
                 == r[f"{level}_line_cycles"])
-    assert 0.0 <= r["l1_hit_rate"] <= 1.0
+    if r["l1d_accesses"]:
+        assert 0.0 <= r["l1_hit_rate"] <= 1.0
+    else:   # no L1D access (l1d.admission = off, say): no hit rate
+        assert math.isnan(r["l1_hit_rate"]) and math.isnan(r["l1d_hit_rate"])
     for key in ("l1d_energy_j", "l2_energy_j", "cache_energy_j"):
         assert math.isfinite(r[key]) and r[key] >= 0.0, key
 

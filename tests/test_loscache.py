@@ -2,6 +2,8 @@
 predicted count of a PC, gating after the predicted last access, early gating and the adaptive
 threshold, bypass of prediction 1, the exact access that ends the prediction phase, predictor
 priority in issue order; then invariants on the kernel models and the energy overhead."""
+import math
+
 import pytest
 
 from gpucachex import energy, presets, simulate, workloads
@@ -349,7 +351,10 @@ def test_loscache_invariants_on_kernel_models(name, scope):
     assert r["l2_resid_on"] + r["l2_resid_off"] + r["l2_resid_drowsy"] == lines
     assert r["l2_hits"] + r["l2_misses"] == r["l2_accesses"]
     assert r["l2_correct_predictions"] + r["l2_under_predictions"] + r["l2_over_predictions"] == r["l2_predictions"]
-    assert 0.0 <= r["l2_prediction_accuracy"] <= 1.0
+    if r["l2_predictions"]:
+        assert 0.0 <= r["l2_prediction_accuracy"] <= 1.0
+    else:   # tiny kernels can end every per-SM phase before a table is read
+        assert math.isnan(r["l2_prediction_accuracy"])
     assert r["loscache_phases"] == len(trace.kernels)
     ends = r["loscache_phase_ends_period"] + r["loscache_phase_ends_predictors"] + r["loscache_phase_ends_kernel"]
     # One phase end per kernel, or per SM in each kernel with the per-SM scope.

@@ -901,6 +901,25 @@ def test_a_rate_or_mean_over_nothing_is_nan_not_zero():
     assert math.isnan(r["avg_store_ack_latency"]) and math.isnan(r["l1d_inter_access_cycles"])
 
 
+def test_a_technique_metric_over_nothing_is_nan_not_zero():
+    # No load, fill or prediction: the shared-L1D means and rates and LoSCache's accuracy are undefined.
+    alu_only = one_warp([alu(dst=(1,))])
+    cfg = BASE.replace(**{"core.sms": 2, "l1d.cluster_size": 2, "l1d.sharing": "ata", "l2.power": "loscache"})
+    r = run(alu_only, cfg)
+    assert r["l2_predictions"] == r["l1d_global_fills"] == 0
+    for key in ("l1_hit_rate", "l1_latency_avg", "l1d_replication", "l1d_replicated_fill_fraction",
+                "l2_prediction_accuracy"):
+        assert math.isnan(r[key]), key
+    # A NaN from the core is one object too: identical runs compare equal (an AdmL1D run that ended
+    # before its decision has no decision cycle).
+    assert run(alu_only, cfg).metrics == r.metrics
+    adm = BASE.replace(**{"l1d.admission": "admL1D"})
+    assert run(alu_only, adm).metrics == run(alu_only, adm).metrics
+    # a load and its fill: defined again
+    r = run(one_warp([ld(1, lanes(0x1000))]), cfg)
+    assert r["l1_hit_rate"] == 0.0 and r["l1_latency_avg"] == r["avg_load_latency"] and r["l1d_replication"] == 1.0
+
+
 def test_the_fermi_index_spreads_a_4kb_row_pitch_in_the_l1d():
     # One warp reads 32 rows of a 4 KB-pitch matrix, a row a lane (atax's uncoalesced row walk), then
     # the same rows again. In the 16 KB 4-way L1D (32 sets) the modulo index puts all 32 lines in

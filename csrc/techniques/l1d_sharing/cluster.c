@@ -1,5 +1,6 @@
 /* Services of the L1D sharing techniques: their state, the replication statistics and the common
  * metrics (local and remote hits, L1 latency per load instruction, cluster traffic counters). */
+#include <math.h>
 #include <stdlib.h>
 
 #include "techniques/l1d_sharing/cluster.h"
@@ -35,7 +36,9 @@ void gcx_cluster_fill(gcx_tech *t, uint32_t sm, uint32_t line, const gcx_req *f,
     c->replicated_fills += copies > 1;
 }
 
-static double ratio(double a, double b) { return b != 0.0 ? a / b : 0.0; }
+/* a / b, NaN when b is zero: a mean or rate over nothing (no fill, no access, no load) is undefined,
+ * and 0 would read as measured. */
+static double ratio(double a, double b) { return b != 0.0 ? a / b : NAN; }
 
 void gcx_cluster_report(gcx_tech *t, gcx_stat_sink *sink)
 {

@@ -34,6 +34,7 @@
  * back: a record as large as the L2 partition remembers them and counts an under-prediction if the
  * block misses in the L2 again while remembered (the record only measures, it decides nothing; the
  * hardware keeps no tag for them and cannot tell). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -717,7 +718,8 @@ static void los_report(gcx_tech *t, gcx_stat_sink *sink)
     sink->put(sink, "l2_correct_predictions", (double)correct);
     sink->put(sink, "l2_under_predictions", (double)under);
     sink->put(sink, "l2_over_predictions", (double)over);
-    sink->put(sink, "l2_prediction_accuracy", total ? (double)correct / (double)total : 0.0);
+    /* NaN without a prediction: an accuracy over nothing is undefined, and 0 would read as measured. */
+    sink->put(sink, "l2_prediction_accuracy", total ? (double)correct / (double)total : NAN);
     sink->put(sink, "l2_early_gatings", (double)n->early_gatings);
     sink->put(sink, "l2_gatings", (double)n->gatings);
 }
