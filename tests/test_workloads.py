@@ -507,6 +507,21 @@ def test_myocyte_uses_one_lane_per_cta():
     assert c["warp_util"] < 0.1 and c["mem_warp_util"] < 0.05
 
 
+def test_myocyte_refuses_more_launches_than_memory_holds(monkeypatch):
+    """myocyte repeats one traced launch, so the DSL's program check never sees the copies: a huge
+    launch count built a list of kernels until the OS killed the process. It is refused up front,
+    counted as the DSL counts a loop of launches."""
+    from gpucachex.workloads import dsl
+
+    per_launch = sum(c.nbytes for c in tiny("myocyte").kernels[0].columns().values())
+    per_launch += tiny("myocyte").kernels[0].addresses.nbytes
+    monkeypatch.setattr(dsl, "memory_bytes", lambda: 200 * per_launch)   # room for 100 launches
+    assert len(workloads.make("myocyte", "tiny", launches=100).kernels) == 100
+    with pytest.raises(MemoryError, match=r"'myocyte' at size 'tiny' with launches=101 does not fit in memory: "
+                                          r"program 'myocyte': 101 launches of [\d,]+ B each take"):
+        workloads.make("myocyte", "tiny", launches=101)
+
+
 # Distinct PCs of the memory loads (global, shared, local) and stores of each kernel, counted in
 # the benchmark's source: every load or store statement is its own instruction, including
 # straight-line repeats, `#pragma unroll` copies and inlined device functions; a statement in a
