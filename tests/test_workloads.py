@@ -415,6 +415,22 @@ def test_scan_three_kernels_and_vector_accesses():
     assert set(k.width[opcode_is(t, k, "LDG")].tolist()) == {16}
 
 
+@pytest.mark.parametrize("n", [3 * 1024, 6 * 1024, (1 << 18) + 1024, 3 << 17, 1 << 27, 1024])
+def test_scan_refuses_lengths_scan_exclusive_large_asserts_against(n):
+    """The shared-memory scan of arrayLength/1024 elements is a prefix sum only for a power of two
+    (3072 elements scanned 3-element segments), and a batch must hold whole 262,144-element arrays
+    of at most 64 Mi elements in all: scanExclusiveLarge asserts both."""
+    with pytest.raises(ValueError, match=rf"'scan' at size 'tiny' cannot be built with n={n}: scan: n must be a "
+                                         rf"power of two from 2048 to 262144 \(one array\) or a multiple of 262144 "
+                                         rf"up to 67108864 \(a batch of them\), as scanExclusiveLarge asserts; got {n}"):
+        workloads.make("scan", "tiny", n=n)
+
+
+def test_scan_takes_one_array_or_a_batch_of_whole_ones():
+    for good in (2048, 1 << 14, 3 << 18):
+        assert workloads.make("scan", "tiny", n=good).kernels[0].grid[0] == good // 1024
+
+
 def test_hotspot_writes_every_cell_once():
     n = 48
     t = tiny("hotspot")

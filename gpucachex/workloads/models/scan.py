@@ -16,12 +16,22 @@ from gpucachex.workloads.dsl import Program
 from gpucachex.workloads.spec import ModelSpec
 
 T = 256
+MIN_LARGE_ARRAY_SIZE = 8 * T
 MAX_LARGE_ARRAY_SIZE = 4 * T * T
+MAX_BATCH_ELEMENTS = 64 * 1048576
 
 
 def build(n: int = 1 << 18):
-    if n % (4 * T) or n < 8 * T:
-        raise ValueError(f"scan: n must be a multiple of {4 * T} and at least {8 * T}, got {n}")
+    # scanExclusiveLarge asserts that the array length is a power of two from MIN_LARGE_ARRAY_SIZE to
+    # MAX_LARGE_ARRAY_SIZE and that the batch holds whole arrays, at most MAX_BATCH_ELEMENTS: the
+    # shared-memory scan of size arrayLength/1024 is only a prefix sum for a power of two, and a
+    # partial last array is no batch the host can launch.
+    one_array = MIN_LARGE_ARRAY_SIZE <= n <= MAX_LARGE_ARRAY_SIZE and n & (n - 1) == 0
+    batch = n > MAX_LARGE_ARRAY_SIZE and n % MAX_LARGE_ARRAY_SIZE == 0 and n <= MAX_BATCH_ELEMENTS
+    if not (one_array or batch):
+        raise ValueError(f"scan: n must be a power of two from {MIN_LARGE_ARRAY_SIZE} to {MAX_LARGE_ARRAY_SIZE} (one "
+                         f"array) or a multiple of {MAX_LARGE_ARRAY_SIZE} up to {MAX_BATCH_ELEMENTS} (a batch of "
+                         f"them), as scanExclusiveLarge asserts; got {n}")
     array_length = min(n, MAX_LARGE_ARRAY_SIZE)
     p = Program("scan", source=MODEL.source)
     d_buf = p.array("d_Buf", max(1, n // (4 * T)), "u32", copy_in=False)
