@@ -171,6 +171,21 @@ def test_bad_requests_name_the_problem():
     assert workloads.make("gemm", "tiny", ni=None).summary() == workloads.make("gemm", "tiny").summary()
 
 
+@pytest.mark.parametrize("name, key, value", [
+    ("vectoradd", "n", np.uint64(1000)),   # -np.uint64(1000) // 256 wrapped to a grid of 2^64 / 256 CTAs
+    ("bfs", "nodes", np.uint32(1000)),
+    ("sgemm", "n", np.int16(256)),         # np.int16(256) * 256 wrapped to 0 elements
+    ("gemm", "n", np.int16(200)),
+])
+def test_numpy_integer_parameters_build_what_python_integers_build(name, key, value):
+    """Parameters may be numpy integers; the models' size and grid arithmetic must not wrap in their
+    dtype."""
+    t = workloads.make(name, "tiny", **{key: value})
+    same = workloads.make(name, "tiny", **{key: int(value)})
+    assert t.summary() == same.summary()
+    assert type(t.kernels[0].attrs["params"][key]) is int
+
+
 def test_parameters_override_the_size():
     t = workloads.make("vectoradd", "tiny", n=1000)
     assert t.summary()["addresses"] == 3000

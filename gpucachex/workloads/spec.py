@@ -68,7 +68,8 @@ class ModelSpec:
         if unknown:
             raise TypeError(f"{self.name!r} has no parameter {unknown[0]!r} (parameters: {', '.join(known)})")
         hints = typing.get_type_hints(self.build) if overrides else {}  # string annotations too
-        for key, value in overrides.items():
+        overrides = dict(overrides)
+        for key, value in list(overrides.items()):
             kind = hints.get(key)
             if kind is bool and not isinstance(value, (bool, np.bool_)):
                 raise TypeError(f"{self.name!r}: parameter {key} must be True or False, got {value!r}")
@@ -80,4 +81,8 @@ class ModelSpec:
             low = self.minimum.get(key, 1)
             if value < low:
                 raise ValueError(f"{self.name!r}: parameter {key} must be at least {low}, got {value}")
+            # The models compute sizes, grids and indices in Python integers: a numpy integer would carry
+            # its dtype into that arithmetic and wrap (-np.uint32(1000) // 256 is a grid of 4 billion
+            # CTAs; np.int16(256) ** 2 is 0 elements), failing with an error about something else.
+            overrides[key] = int(value)
         return {**known, **self.sizes[size], **overrides}
