@@ -163,6 +163,11 @@ def test_bad_requests_name_the_problem():
         with pytest.raises(ValueError, match=rf"'{name}': parameter {key} must be at least {low}, got {low - 1}"):
             workloads.make(name, "tiny", **{key: low - 1})
         assert workloads.make(name, "tiny", **{key: low}).summary()["warp_insts"] > 0
+    # and its ceiling: fwt's 1 << log2n is an int in the SDK (10**7 failed formatting a 3-million-digit count)
+    for log2n in (31, 10**7):
+        with pytest.raises(ValueError, match=rf"'fwt' at size 'tiny' cannot be built with log2n={log2n}: fwt: log2n "
+                                             r"must be at most 30 \(the SDK computes 1 << log2N in an int\)"):
+            workloads.make("fwt", "tiny", log2n=log2n)
     assert len(workloads.make("btree", "tiny", queries=0).kernels) == 1
     with pytest.raises(ValueError, match="'btree' at size 'tiny' with .*queries=0, range_queries=0.* launches no kernel"):
         workloads.make("btree", "tiny", queries=0, range_queries=0)

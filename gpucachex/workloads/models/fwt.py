@@ -24,6 +24,10 @@ THREAD_N = 256
 
 
 def build(log2n: int = 16):
+    # fwtBatchGPU computes N = 1 << log2N in an int; past 30 the arrays alone outgrow any memory, and
+    # 1 << 10**7 only failed later, formatting its 3-million-digit element count.
+    if log2n > 30:
+        raise ValueError(f"fwt: log2n must be at most 30 (the SDK computes 1 << log2N in an int), got {log2n}")
     n_total = 1 << log2n
     p = Program("fwt", source=MODEL.source)
     d_kernel = p.array("d_Kernel", n_total)
