@@ -752,3 +752,24 @@ def test_notebook_runs(tmp_path, monkeypatch):
     nb = nbformat.read(path, as_version=4)
     monkeypatch.setenv("GPUCACHEX_NOTEBOOK_SIZE", "tiny")
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+
+
+def test_experiment_figures_keep_the_suites_workload_order():
+    """Figs. 3, 8 and 10 show the workloads in the suite's order, in every figure alike: sorting the rows by
+    organisation must keep the order of the rows within one (a quicksort does not beyond 16 rows)."""
+    import matplotlib.pyplot as plt
+
+    from gpucachex.experiments import ata as exp
+
+    names = [f"w{i:02d}" for i in range(12)]
+    rows = []
+    for seed in range(3):
+        for mode in exp.MODES:
+            for i, w in enumerate(names):
+                rep = 2.0 if i < 6 else 1.0
+                rows.append((w, mode, 100 + i + 10 * (mode == "ata"), 50 + i, rep, seed))
+    frame = _frame([r[:5] for r in rows]).assign(seed=[r[5] for r in rows])
+    for fig in (exp.figure3(frame), exp.figure8(frame), exp.figure10(frame), exp.figure10_l1_access(frame)):
+        ticks = [[t.get_text() for t in ax.get_xticklabels()] for ax in fig.axes]
+        assert ticks == [names[:6] + ["mean"], names[6:] + ["mean"]], [t.get_text() for t in fig.texts]
+        plt.close(fig)

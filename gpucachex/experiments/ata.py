@@ -132,7 +132,9 @@ def _grouped_bars(frame, metric: str, modes: list[str], ylabel: str, title: str,
     classes = locality_classes(frame)
     rows = frame[frame[SHARING].isin(modes)].copy()
     rows["organisation"] = pd.Categorical(rows[SHARING].map(LABELS), [LABELS[m] for m in modes])
-    rows = rows.sort_values(["organisation"])
+    # A stable sort: pandas' default quicksort reorders the rows of one organisation, and with them
+    # the workloads, which the bars show in the order of their first row.
+    rows = rows.sort_values(["organisation"], kind="stable")
     groups = [g for g in ("high", "low") if (classes == g).any()]
     fig, axes = plt.subplots(1, len(groups), figsize=(5 + 3.5 * len(groups), 3.6), squeeze=False,
                              gridspec_kw={"width_ratios": [max(1, (classes == g).sum()) + 1 for g in groups]})
