@@ -76,3 +76,35 @@ def test_several_seeds_are_a_clear_error_before_any_run(tiny_specs):
     with pytest.raises(ValueError, match=r"drowsy_baseline\.toml: the drowsy experiment .* one seed, got seeds = \[0, 1\]"):
         get("drowsy").run(Context(out_dir=tiny_specs, jobs=1))
     assert not tiny_specs.exists()
+
+
+def test_fig4_names_the_bars_it_leaves_out(tmp_path, monkeypatch):
+    """A cache that saw no two accesses to a block while it stayed has no Fig. 4 bar (no fractions of
+    pairs): the figure and its caption name those bars instead of leaving them out without a word."""
+    from gpucachex.experiments import drowsy
+    from gpucachex.sim import ACCESS_BUCKETS, INTERVAL_BUCKETS
+
+    def row(workload, l1_pairs):
+        r = {"workload": workload}
+        for level, pairs in (("l1d", l1_pairs), ("l2", 5)):
+            r.update({f"{level}_{b}": 0 for b in ACCESS_BUCKETS + INTERVAL_BUCKETS})
+            r[f"{level}_{ACCESS_BUCKETS[1]}"] = 8
+            r[f"{level}_{INTERVAL_BUCKETS[5]}"] = pairs
+            r.update({f"{level}_inter_access_cycles": 20.0, f"{level}_block_utilisation": 1.0,
+                      f"{level}_data_accesses": 10})
+        return r
+
+    titles = {}
+    figure = Context.figure
+
+    def keep_title(self, fig, name, caption):
+        titles[name] = fig.axes[0].get_title()
+        return figure(self, fig, name, caption)
+
+    monkeypatch.setattr(Context, "figure", keep_title)
+    ctx = Context(out_dir=tmp_path)
+    drowsy.characterisation(ctx, pd.DataFrame([row("busy", 3), row("stream", 0)]))
+    caption = {o.name: o.caption for o in ctx.outputs if o.kind == "figure"}["drowsy_fig4_inter_access"]
+    for text in (titles["drowsy_fig4_inter_access"], caption):
+        assert "no access pairs" in text and "stream L1" in text and "busy" not in text
+    assert "no access pairs" not in titles["drowsy_fig3_access_counts"]

@@ -143,10 +143,15 @@ def characterisation(ctx, base):
     ctx.table(hist[["workload", "cache"] + groups + ["mean_inter_access_cycles", "inter_access_0",
                                                       "inter_access_ge_64", "inter_access_ge_128"]],
               "drowsy_fig4_inter_access", "Fig. 4: fraction of consecutive-access pairs by cycles between them")
-    fig = plot.stacked_bars(with_pairs, groups, by="bar", ylabel="fraction of access pairs",
-                            title="Fig. 4: cycles between consecutive accesses to a block")
+    # A cache that never saw two accesses to a block while it stayed has no fractions of pairs and no
+    # bar; say which, or the figure would look as if those workloads had not run.
+    without = hist.loc[hist["mean_inter_access_cycles"].isna(), "bar"].tolist()
+    note = f"no access pairs, so no bar: {', '.join(without)}" if without else ""
+    title = "Fig. 4: cycles between consecutive accesses to a block" + (f"\n({note})" if note else "")
+    fig = plot.stacked_bars(with_pairs, groups, by="bar", ylabel="fraction of access pairs", title=title)
     _legend_right(fig)
-    ctx.figure(fig, "drowsy_fig4_inter_access", "Fig. 4: breakdown of inter-access cycles in L1 and L2")
+    ctx.figure(fig, "drowsy_fig4_inter_access",
+               "Fig. 4: breakdown of inter-access cycles in L1 and L2" + (f" ({note})" if note else ""))
 
     table = hist.pivot(index="workload", columns="cache", values="block_utilisation")
     table = table.reindex(list(dict.fromkeys(hist["workload"])))
