@@ -425,6 +425,25 @@ def test_experiment_classifies_and_summarises_by_hand():
     assert table.loc[0, "ipc_change_type_p_worst"] == pytest.approx(-0.4)
 
 
+def test_fig5_marks_the_threshold_the_runs_used():
+    """The dotted line in Fig. 5b is the B-threshold of the runs, not the paper's 3 whatever they used."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    from gpucachex.experiments import admL1D as exp
+
+    summary = exp.classify(_main_frame())
+    scope_rows = pd.DataFrame({"workload": ["a", "b", "c"], "admL1D_sm_r_to_a_min": [0.5, 1.0, 2.0],
+                               "admL1D_sm_r_to_a_max": [1.0, 4.0, 9.0]})
+    per_sm = pd.DataFrame({"sm": [0, 1], "accesses": [10, 12], "misses": [4, 5], "fails": [30, 2]})
+    fig = exp.figure5(per_sm, "a", scope_rows, summary, threshold=5.0)
+    dotted = [line for line in fig.axes[1].get_lines() if line.get_linestyle() == ":"]
+    assert [tuple(line.get_ydata()) for line in dotted] == [(5.0, 5.0)]
+    plt.close(fig)
+
+
 def test_experiment_refuses_several_seeds_for_its_time_series_before_any_run(tmp_path, monkeypatch):
     from gpucachex.experiments import Context, experiments_dir, get
 
