@@ -635,3 +635,17 @@ def test_fig7b_shows_only_the_workloads_the_crossbar_variant_ran(tmp_path, monke
     assert out.name == "loscache_fig7b_time_xbar" and all(Path(p).is_file() for p in out.paths)
     (frame,) = plotted
     assert sorted(set(frame["workload"])) == ["bfs", "sgemm"] and frame["time"].notna().all()
+
+
+def test_sweep_caption_names_the_points_without_predictions():
+    # a point whose runs made no prediction has no accuracy: its line has a gap that the caption explains
+    import pandas as pd
+
+    from gpucachex.experiments import loscache as exp
+
+    frame = pd.DataFrame({"workload": ["nw", "nw", "bfs"], "l2.loscache.table_entries": [4, 32, 4],
+                          "l2.loscache.prediction_period": [1000, 1000, 100],
+                          "l2_prediction_accuracy": [float("nan"), 0.4, 0.5]})
+    assert exp._no_prediction_note(frame, "l2.loscache.table_entries", "l2.loscache.prediction_period") == \
+        " (no prediction, so no accuracy: nw at table_entries 4, prediction_period 1000)"
+    assert exp._no_prediction_note(frame.iloc[1:], "l2.loscache.table_entries") == ""

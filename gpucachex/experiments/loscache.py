@@ -233,6 +233,18 @@ def _sweep_frame(ctx, name, main):
     return frame
 
 
+def _no_prediction_note(frame, key, facet=None) -> str:
+    """The sweep points that made no prediction, whose accuracy is undefined and leaves a gap in its
+    line: named in the caption, or the gap would look like a missing run."""
+    keys = [key] if facet is None else [key, facet]
+    rows = frame[frame["l2_prediction_accuracy"].isna()]
+    if rows.empty:
+        return ""
+    points = [f"{w} at " + ", ".join(f"{k.split('.')[-1]} {v:g}" for k, v in zip(keys, values))
+              for w, *values in rows[["workload", *keys]].itertuples(index=False)]
+    return f" (no prediction, so no accuracy: {'; '.join(points)})"
+
+
 def _sweep_figure(frame, key, label, logx, facet=None):
     import matplotlib.pyplot as plt
 
@@ -353,4 +365,5 @@ def run(ctx) -> None:
     for name, (key, label, logx, facet) in SWEEPS.items():
         frame = _sweep_frame(ctx, name, main)
         ctx.figure(_sweep_figure(frame, key, label, logx, facet), f"{name}_sweep",
-                   f"L2 energy, accuracy, coverage and execution time against the {label}, per workload")
+                   f"L2 energy, accuracy, coverage and execution time against the {label}, per workload"
+                   + _no_prediction_note(frame, key, facet))
