@@ -1409,6 +1409,13 @@ static struct PyModuleDef core_module = {
 
 PyMODINIT_FUNC PyInit__core(void)
 {
+    /* A policy or technique added to a registry beyond what the core's fixed arrays hold would
+     * silently run with wrong parameters: refuse to load instead, saying which limit to raise. */
+    gcx_error err;
+    if (gcx_policy_list_check(gcx_policies, &err) != GCX_OK || gcx_technique_list_check(gcx_techniques, &err) != GCX_OK) {
+        PyErr_Format(PyExc_ImportError, "gpucachex._core: %s", err.msg);
+        return NULL;
+    }
     if (PyType_Ready(&OwnedBufferType) < 0 || PyType_Ready(&TraceParserType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&core_module);

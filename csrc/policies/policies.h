@@ -20,6 +20,11 @@ void gcx_policy_defaults(const gcx_policy *p, double *params);
 /* The policy called `name`, or NULL. */
 const gcx_policy *gcx_policy_find(const char *name);
 
+/* Whether a NULL-terminated list of policies (gcx_policies, or a test's) fits what the core keeps:
+ * each name once, at most GCX_MAX_POLICIES policies and GCX_MAX_POLICY_PARAMS parameters each
+ * (cache/cache.h). GCX_OK, or GCX_ERR_VALUE saying what to change. */
+int gcx_policy_list_check(const gcx_policy *const *list, gcx_error *err);
+
 /* Shared victim search: the candidate way whose repl[] value is smallest (lowest way on ties). */
 uint32_t gcx_policy_min_repl(const gcx_cache *c, uint32_t set, uint64_t candidates);
 

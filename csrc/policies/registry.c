@@ -42,3 +42,28 @@ uint32_t gcx_policy_min_repl(const gcx_cache *c, uint32_t set, uint64_t candidat
     }
     return best;
 }
+
+/* A policy's parameters live in fixed arrays (gcx_cache_config.policy_params, the configuration's
+ * policy_param): a policy declaring more would have its last ones read from and written to memory
+ * that is not theirs, silently. */
+int gcx_policy_list_check(const gcx_policy *const *list, gcx_error *err)
+{
+    int n = 0;
+    for (const gcx_policy *const *p = list; *p; p++, n++) {
+        if ((*p)->n_params < 0 || (*p)->n_params > GCX_MAX_POLICY_PARAMS)
+            return gcx_fail(err, GCX_ERR_VALUE,
+                            "replacement policy '%s' declares %d parameters; a policy may have at most "
+                            "GCX_MAX_POLICY_PARAMS = %d (csrc/cache/cache.h): raise it",
+                            (*p)->name, (*p)->n_params, GCX_MAX_POLICY_PARAMS);
+        for (const gcx_policy *const *q = list; q < p; q++)
+            if (strcmp((*q)->name, (*p)->name) == 0)
+                return gcx_fail(err, GCX_ERR_VALUE,
+                                "two replacement policies are named '%s': a name selects one policy", (*p)->name);
+    }
+    if (n > GCX_MAX_POLICIES)
+        return gcx_fail(err, GCX_ERR_VALUE,
+                        "%d replacement policies; the core keeps at most GCX_MAX_POLICIES = %d "
+                        "(csrc/cache/cache.h): raise it",
+                        n, GCX_MAX_POLICIES);
+    return GCX_OK;
+}

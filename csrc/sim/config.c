@@ -490,8 +490,8 @@ int gcx_config_check(const gcx_gpu_config *c, gcx_error *err)
         const gcx_technique *t = gcx_techniques[chosen[kind]];
         if (!t->check)
             continue;
-        double params[16];
-        for (int p = 0; p < t->n_params && p < 16; p++)
+        double params[GCX_TECH_MAX_PARAMS];
+        for (int p = 0; p < t->n_params && p < GCX_TECH_MAX_PARAMS; p++)
             params[p] = gcx_config_param(c, t->params[p].name);
         int rc = t->check(params, err);
         if (rc)

@@ -85,7 +85,7 @@ int gcx_gpu_init(gcx_gpu *g, const gcx_gpu_config *cfg, const gcx_workload *wl, 
         gcx_tech *t = &g->tech[kind];
         t->ops = gcx_techniques[chosen[kind]];
         t->gpu = g;
-        for (int p = 0; p < t->ops->n_params && p < 16; p++)
+        for (int p = 0; p < t->ops->n_params && p < GCX_TECH_MAX_PARAMS; p++)
             t->params[p] = gcx_config_param(c, t->ops->params[p].name);
     }
 

@@ -142,12 +142,15 @@ typedef struct gcx_technique {
 /* l1_request: the L1D serves the request as a private L1D. */
 #define GCX_L1_PRIVATE (-1)
 
+/* Parameters one technique may declare: gcx_tech.params holds them. */
+#define GCX_TECH_MAX_PARAMS 16
+
 /* An active technique in one simulation. */
 struct gcx_tech {
     const gcx_technique *ops;
     gcx_gpu *gpu;
     void *state;
-    double params[16]; /* the technique's parameters, in the order of ops->params */
+    double params[GCX_TECH_MAX_PARAMS]; /* the technique's parameters, in the order of ops->params */
 };
 
 /* The names of parameter i of a technique, or NULL if it is numeric. */
@@ -160,5 +163,10 @@ static inline const char *gcx_param_choices(const gcx_technique *t, int i)
 extern const gcx_technique *const gcx_techniques[];
 const gcx_technique *gcx_technique_find(int kind, const char *name);
 const char *gcx_tech_kind_key(int kind); /* "l1d.admission", ... */
+/* Whether a NULL-terminated list of techniques (gcx_techniques, or a test's) fits what the core
+ * keeps: a name once per kind, at most GCX_TECH_MAX_PARAMS parameters each, at most
+ * GCX_MAX_TECH_PARAMS distinct ones in all (sim/config.h), and a parameter that several techniques
+ * share declared the same way by each. GCX_OK, or GCX_ERR_VALUE saying what to change. */
+int gcx_technique_list_check(const gcx_technique *const *list, gcx_error *err);
 
 #endif
