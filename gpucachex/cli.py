@@ -471,7 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sets", type=int, required=True)
     p.add_argument("--ways", type=int, required=True)
     p.add_argument("--line", type=int, required=True, help="line size in bytes")
-    p.add_argument("--policy", default="lru", help="replacement policy (lru, fifo, random, srrip)")
+    p.add_argument("--policy", default="lru", help="replacement policy (see `gpucachex keys l1d.policy`)")
     p.add_argument("--sector", type=int, help="sector size in bytes (default: unsectored)")
     # Kept only to say why it is refused: an address file holds reads only, which no write policy changes.
     p.add_argument("--write-through", action="store_true", help=argparse.SUPPRESS)

@@ -7,8 +7,13 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpucachex import presets, simulate, workloads
+from gpucachex import _core, presets, simulate, workloads
 from gpucachex.trace import MAX_DST, MAX_SRC, NO_REG, OpClass, Space, Trace
+
+# Technique names per kind, from the core's registry, so that a technique users add is combined with
+# every other one without editing this file.
+TECHNIQUES = {kind: [t["name"] for t in _core.techniques() if t["kind"] == kind]
+              for kind in ("l1d.admission", "l1d.power", "l2.power", "l1d.sharing")}
 
 # Built once: a few kernel models with stores, local memory, atomics, gathers and several kernels.
 TRACES = {name: workloads.make(name, "tiny") for name in ("lib", "histogram", "bfs", "sgemm", "nw", "hotspot3d")}
@@ -22,14 +27,14 @@ def configurations(draw):
     line = draw(st.sampled_from([64, 128, 256]))
     l1_sector = draw(st.sampled_from([0, 32, 64]))
     cfg = {
-        "l1d.sharing": draw(st.sampled_from(["private", "remote", "decoupled", "ata"])),
+        "l1d.sharing": draw(st.sampled_from(TECHNIQUES["l1d.sharing"])),
         "l1d.cluster_size": draw(st.sampled_from([c for c in (1, 2, 3, 5, 10, sms) if sms % c == 0])),
-        "l1d.admission": draw(st.sampled_from(["always", "off", "admL1D"])),
+        "l1d.admission": draw(st.sampled_from(TECHNIQUES["l1d.admission"])),
         "l1d.admL1D.warmup_cycles": draw(st.sampled_from([1, 200, 2000])),
         "l1d.admL1D.b_threshold": draw(st.sampled_from([0.0, 0.5, 3.0])),
         "l1d.admL1D.scope": draw(st.sampled_from(["global", "per_sm"])),
-        "l1d.power": draw(st.sampled_from(["none", "drowsy", "decay"])),
-        "l2.power": draw(st.sampled_from(["none", "drowsy", "decay", "loscache", "ideal_gating"])),
+        "l1d.power": draw(st.sampled_from(TECHNIQUES["l1d.power"])),
+        "l2.power": draw(st.sampled_from(TECHNIQUES["l2.power"])),
         "l1d.allocate": draw(st.sampled_from(["miss", "fill"])),
         "l1d.line_bytes": line, "l2.line_bytes": line,
         "l1i.line_bytes": draw(st.sampled_from([s for s in (32, 64, 128) if s <= line])),

@@ -131,3 +131,20 @@ def test_a_refused_miss_leaves_srrips_order_as_it_found_it(last, hits):
     r = simulate(cfg, dependent_loads(lines, deps), energy=False)
     assert r["l1d_fail_mshr_entry"] > 0
     assert r["l1d_hits"] == hits
+
+
+# ---- every registered policy in the timing model ----------------------------------------------
+
+@pytest.mark.parametrize("policy", [p["name"] for p in gpucachex.policies()])
+def test_every_policy_runs_in_both_timing_caches_and_keeps_their_counts(policy):
+    # The contract a policy added to csrc/policies/registry.c is checked against automatically: it
+    # drives the L1D and the L2 of a timing run (small caches, so that it picks victims), every request
+    # is answered, each cache's hits and misses add up to its accesses, and a second run is identical.
+    cfg = presets.get("gtx480").replace(**{"l1d.policy": policy, "l2.policy": policy, "l1d.size_kb": 2,
+                                           "l1d.ways": 4, "l2.size_kb": 48, "l2.ways": 4})
+    r = simulate(cfg, "hotspot3d:tiny", seed=1, energy=False)
+    assert r.raw["requests_live"] == 0
+    for level in ("l1d", "l2"):
+        assert r[f"{level}_hits"] + r[f"{level}_misses"] == r[f"{level}_accesses"] > 0
+        assert r[f"{level}_evictions"] > 0
+    assert simulate(cfg, "hotspot3d:tiny", seed=1, energy=False).metrics == r.metrics
