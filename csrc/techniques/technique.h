@@ -83,7 +83,10 @@ typedef struct gcx_technique {
     void (*line_after_access)(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now);
     /* On a miss: zero means "do not allocate a line" (the data goes past this cache). */
     int (*allocate)(gcx_tech *t, gcx_tcache *c, const gcx_req *r, uint64_t now);
-    /* A line was (re)filled with data; it is ON unless the hook says otherwise. */
+    /* A line was (re)filled with data; it is ON unless the hook says otherwise. Not called for the
+     * lines the L2 prefill (l2.prefill: a kernel's MemcpyHtoD copies) installs just before
+     * kernel_start, whose power state it leaves as it was: a technique that keeps empty lines OFF
+     * powers those on in kernel_start (their fill_cycle is now; see ideal_gating.c). */
     void (*line_fill)(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now);
     /* A line's data is about to be dropped (eviction, invalidation, flush). */
     void (*line_evict)(gcx_tech *t, gcx_tcache *c, uint32_t line, uint64_t now);
