@@ -2,11 +2,14 @@
 
 Every .c file under csrc/ except the C unit tests is compiled into one extension. Set
 GPUCACHEX_SANITIZE=1 to build it with AddressSanitizer and UndefinedBehaviorSanitizer (CI does).
+An installed (not editable) package also carries the repository's experiments/ folder, as
+gpucachex/experiments/specs, so that `gpucachex reproduce` finds its specs and pages.
 """
 import os
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).parent
 sources = sorted(
@@ -24,7 +27,27 @@ if os.environ.get("GPUCACHEX_SANITIZE") == "1":
 else:
     compile_args += ["-O3"]
 
+
+
+class build_py_with_specs(build_py):
+    """build_py, plus experiments/ copied into the package: the experiments read their sweep specs
+    and pages there once installed (an editable install reads the repository's folder in place)."""
+
+    def run(self):
+        super().run()
+        if self.editable_mode:
+            return
+        source = HERE / "experiments"
+        target = Path(self.build_lib) / "gpucachex" / "experiments" / "specs"
+        for path in sorted(source.rglob("*")):
+            if path.is_file():
+                dest = target / path.relative_to(source)
+                self.mkpath(str(dest.parent))
+                self.copy_file(str(path), str(dest))
+
+
 setup(
+    cmdclass={"build_py": build_py_with_specs},
     ext_modules=[
         Extension(
             "gpucachex._core",

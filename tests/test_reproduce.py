@@ -359,3 +359,24 @@ def test_a_spec_workload_in_the_working_folder_is_a_path(tmp_path, monkeypatch):
     frame = experiments.Context(out_dir=tmp_path / "out", sweep_options={"progress": False}).sweep(str(spec))
     assert list(frame["workload"]) == ["va.npz", "vectoradd"]
     assert frame["cycles"][0] == frame["cycles"][1]   # the same kernel, from the file and from the model
+
+
+def test_an_installed_package_carries_the_experiment_specs_and_reads_them(tmp_path, monkeypatch):
+    """`pip install .` (not editable) left experiments/ behind: reproduce failed with "experiment specs
+    not found". build_py copies the folder into the package, where experiments_dir() looks first."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    build = tmp_path / "lib"
+    subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(build)], cwd=root, check=True,
+                   capture_output=True)
+    specs = build / "gpucachex" / "experiments" / "specs"
+    for name in ("loscache_main.toml", "ata.md", "ata/ata_fig8_ipc.png"):
+        assert (specs / name).read_bytes() == (root / "experiments" / name).read_bytes()
+    # The installed module finds them beside itself, wherever the repository is.
+    monkeypatch.delenv("GPUCACHEX_EXPERIMENTS", raising=False)
+    monkeypatch.setattr(experiments, "__file__", str(build / "gpucachex" / "experiments" / "__init__.py"))
+    assert experiments.experiments_dir() == specs
+    assert experiments.load_spec("loscache_main")["preset"] == experiments.load_spec(
+        root / "experiments" / "loscache_main.toml")["preset"]

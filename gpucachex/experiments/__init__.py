@@ -54,9 +54,12 @@ EXPERIMENTS: dict[str, str] = {
 
 
 def experiments_dir() -> Path:
-    """The folder of sweep specs: $GPUCACHEX_EXPERIMENTS, else the repository's experiments/."""
+    """The folder of sweep specs and pages: $GPUCACHEX_EXPERIMENTS, else the copy an installed package
+    carries (setup.py puts the repository's experiments/ there), else the repository's experiments/
+    (a source checkout or an editable install)."""
     env = os.environ.get("GPUCACHEX_EXPERIMENTS")
-    path = Path(env) if env else Path(__file__).resolve().parents[2] / "experiments"
+    installed = Path(__file__).resolve().parent / "specs"
+    path = Path(env) if env else installed if installed.is_dir() else Path(__file__).resolve().parents[2] / "experiments"
     if not path.is_dir():
         raise FileNotFoundError(f"experiment specs not found at {path} (set GPUCACHEX_EXPERIMENTS)")
     return path
