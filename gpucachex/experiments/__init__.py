@@ -59,7 +59,12 @@ def experiments_dir() -> Path:
     (a source checkout or an editable install)."""
     env = os.environ.get("GPUCACHEX_EXPERIMENTS")
     installed = Path(__file__).resolve().parent / "specs"
-    path = Path(env) if env else installed if installed.is_dir() else Path(__file__).resolve().parents[2] / "experiments"
+    if env:
+        path = Path(env)
+    elif installed.is_dir():
+        path = installed
+    else:
+        path = Path(__file__).resolve().parents[2] / "experiments"
     if not path.is_dir():
         raise FileNotFoundError(f"experiment specs not found at {path} (set GPUCACHEX_EXPERIMENTS)")
     return path

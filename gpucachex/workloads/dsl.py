@@ -184,6 +184,20 @@ def memory_bytes() -> int | None:
         return None
 
 
+def kernel_bytes(kernel: Kernel) -> int:
+    """What a traced kernel holds in memory: its columns and its addresses."""
+    return kernel.addresses.nbytes + sum(c.nbytes for c in kernel.columns().values())
+
+
+def check_half_memory(what: str, nbytes: int) -> None:
+    """MemoryError when `what` (the message's subject) takes `nbytes`, over half this machine's memory:
+    kernels launched in a long loop (iterations, time steps) grow a trace until the OS kills the
+    process; stop while there is memory left to report it."""
+    memory = memory_bytes()
+    if memory is not None and nbytes > memory // 2:
+        raise MemoryError(f"{what} take {nbytes / 2**30:,.1f} GiB, over half this machine's {memory / 2**30:,.1f} GiB")
+
+
 class Program:
     """A workload under construction: the device heap, the kernels launched in order, the opcode
     table they share and the host-to-device copies between them."""
@@ -880,15 +894,9 @@ class KernelBuilder:
         self._ended = True
         kernel = self._build()
         prog = self.program
-        prog._traced_bytes += kernel.addresses.nbytes + sum(c.nbytes for c in kernel.columns().values())
-        memory = memory_bytes()
-        if memory is not None and prog._traced_bytes > memory // 2:
-            # Kernels launched in a long loop (iterations, time steps) grow the trace until the OS kills
-            # the process; stop while there is memory left to report it.
-            prog._open = None
-            raise MemoryError(f"program {prog.name!r}: its {len(prog.kernels) + 1} kernels so far take "
-                              f"{prog._traced_bytes / 2**30:,.1f} GiB, over half this machine's "
-                              f"{memory / 2**30:,.1f} GiB")
+        prog._open = None
+        prog._traced_bytes += kernel_bytes(kernel)
+        check_half_memory(f"program {prog.name!r}: its {len(prog.kernels) + 1} kernels so far", prog._traced_bytes)
         if self._local_words:
             prog._heap = self._local_base + -(-(self._local_words * 4 * self.n_threads) // LOCAL_ALIGN) * LOCAL_ALIGN
         prog.kernels.append(kernel)

@@ -90,15 +90,10 @@ def build(launches: int = 100):
     trace = p.trace()
     one = trace.kernels[0]
     # The copies share the one launch's columns, so the DSL's per-program check never sees them; but
-    # a trace of `launches` launches is that many kernels to save and simulate, and a list of
-    # millions of them grows until the OS kills the process. Count them as the DSL counts a loop of
-    # launches (each launch's columns and addresses) and refuse past half the machine's memory.
-    per_launch = one.addresses.nbytes + sum(c.nbytes for c in one.columns().values())
-    memory = dsl.memory_bytes()
-    if memory is not None and launches * per_launch > memory // 2:
-        raise MemoryError(f"program 'myocyte': {launches:,} launches of {per_launch:,} B each take "
-                          f"{launches * per_launch / 2**30:,.1f} GiB, over half this machine's "
-                          f"{memory / 2**30:,.1f} GiB")
+    # a trace of `launches` launches is that many kernels to save and simulate: count them as the DSL
+    # counts a loop of launches.
+    per_launch = dsl.kernel_bytes(one)
+    dsl.check_half_memory(f"program 'myocyte': {launches:,} launches of {per_launch:,} B each", launches * per_launch)
     trace.kernels = [one.replace(kernel_id=i + 1, attrs=dict(one.attrs)) for i in range(launches)]
     trace.memcpys = [(i, base, nbytes) for i in range(launches) for (_, base, nbytes) in trace.memcpys]
     return trace.validate()
