@@ -1,12 +1,13 @@
 """The scripts in benchmarks/: each runs with tiny arguments and prints what its docstring says, and
 refuses bad arguments with a usage error before any work. Nothing here checks a speed."""
 import importlib.util
-import os
 import re
 import sys
 from pathlib import Path
 
 import pytest
+
+from shared_traces import SHARED_TRACES
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -60,7 +61,7 @@ def test_l2_power_overhead_times_the_simulation_alone(monkeypatch, capsys):
     assert re.findall(r"([0-9.]+) M warp inst/s", out) == ["2.00"] * 3, out
 
 
-TRACES = Path(os.environ.get("GPUCACHEX_SHARED_TRACES", Path(__file__).resolve().parents[1].parent / "shared" / "traces"))
+TRACES = SHARED_TRACES
 needs_traces = pytest.mark.skipif(not TRACES.is_dir(), reason=f"shared traces not found at {TRACES}")
 
 

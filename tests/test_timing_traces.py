@@ -1,6 +1,5 @@
 """The timing model on the real Accel-Sim traces in ../shared/traces: conservation on every trace,
 the comparison with Accel-Sim's own log of vectoradd, and architect's checks on bfs."""
-import os
 import re
 import threading
 from pathlib import Path
@@ -8,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from gpucachex import load_trace, presets, simulate
+from shared_traces import SHARED_TRACES
 
-TRACES = Path(os.environ.get("GPUCACHEX_SHARED_TRACES", Path(__file__).resolve().parents[1].parent / "shared" / "traces"))
+TRACES = SHARED_TRACES
 NAMES = ["vectoradd-100-32-trace", "matrixmul-32-32-trace", "bfs-rodinia-2.0-ft", "vectoradd-sm80-v5"]
 
 pytestmark = pytest.mark.skipif(not TRACES.is_dir(), reason=f"shared traces not found at {TRACES}")

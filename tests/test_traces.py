@@ -5,7 +5,6 @@ native format's exact round trip, file:line errors for malformed input (with fuz
 import io
 import json
 import lzma
-import os
 import re
 import struct
 import threading
@@ -22,8 +21,9 @@ from gpucachex import _core, isa, traceio, workloads
 from gpucachex.cli import main as cli_main
 from gpucachex.trace import INST_COLUMNS, MAX_DST, MAX_SRC, NO_REG, OpClass, Space, Trace
 from reference_traceg import read_kernel, read_kernelslist, totals
+from shared_traces import SHARED_TRACES
 
-SHARED = Path(os.environ.get("GPUCACHEX_SHARED_TRACES", Path(__file__).resolve().parents[1].parent / "shared" / "traces"))
+SHARED = SHARED_TRACES
 needs_traces = pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared traces not found at {SHARED} "
                                                                 "(set GPUCACHEX_SHARED_TRACES)")
 
