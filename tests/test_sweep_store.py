@@ -32,7 +32,10 @@ def same_rows(a: pd.DataFrame, b: pd.DataFrame) -> None:
 
 def run_script(code: str, *args: str, **popen) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.Popen([sys.executable, "-c", code, *args], env=env, cwd=ROOT, **popen)
+    # A shell starts its background jobs with SIGINT ignored, and Python then never turns SIGINT into
+    # KeyboardInterrupt: give the script Ctrl-C as a terminal would, wherever the tests were started.
+    return subprocess.Popen([sys.executable, "-c", code, *args], env=env, cwd=ROOT,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **popen)
 
 
 def stored_count(path: Path) -> int:

@@ -2,6 +2,7 @@
 reservation-fail reason, shared-memory bank conflicts and barriers; conservation; determinism; and
 the checks a cache architect would make."""
 import math
+import signal
 import threading
 
 import numpy as np
@@ -571,6 +572,9 @@ def test_ctrl_c_stops_a_run_within_moments_and_the_next_run_is_unaffected():
     from gpucachex import workloads
 
     long_run = workloads.make("atax", "medium")
+    # interrupt_main does nothing while SIGINT is ignored, as it is in a shell's background jobs: handle
+    # it here as an interactive Python does.
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.3, _thread.interrupt_main)
     start = time.perf_counter()
     timer.start()
@@ -579,6 +583,7 @@ def test_ctrl_c_stops_a_run_within_moments_and_the_next_run_is_unaffected():
             simulate(presets.get("gtx480"), long_run)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, handler)
     assert time.perf_counter() - start < 3.0
     assert run(one_warp([alu(dst=(1,))]))["warp_insts"] == 1
 
