@@ -18,19 +18,40 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-def _require(frame, *columns, values: Sequence[str] = ()) -> None:
+def _require(frame, *columns, values: Sequence[str] = (), numeric: bool = True) -> None:
     """KeyError naming the first of `columns`, then of `values`, (None ones skipped) the frame lacks;
     ValueError for a frame without rows (a sweep whose runs all failed), or without a row holding a
     value in every one of `values` (a metric no run reported, a failed baseline's ratios): either
-    would draw an empty figure without a word."""
+    would draw an empty figure without a word. TypeError for a column of `values` that holds other
+    things than numbers, unless not `numeric`."""
     for col in (*columns, *values):
         if col is not None and col not in frame.columns:
             raise KeyError(f"no column {col!r} in the frame (columns: {', '.join(map(str, frame.columns))})")
     if len(frame) == 0:
         raise ValueError("nothing to plot: the frame has no rows")
+    if numeric:
+        _require_numbers(frame, *values)
     if values and not frame[list(values)].notna().all(axis=1).any():
         shown = " and ".join(repr(c) for c in values)
         raise ValueError(f"nothing to plot: no row of the frame has a value in {shown} (every one is missing)")
+
+
+def _require_numbers(frame, *columns: str) -> None:
+    """TypeError naming the first of `columns` that holds something other than numbers (labels, a
+    column read back as text): pandas would fail inside a mean ("dtype 'str' does not support
+    operation 'mean'") and numpy inside a conversion ("could not convert string to float"), neither
+    naming the column. Missing values are numbers' absence, not an error."""
+    import numbers
+
+    import pandas as pd
+
+    for col in columns:
+        if pd.api.types.is_numeric_dtype(frame[col]):   # bool too: its mean is a fraction
+            continue
+        bad = [v for v in frame[col] if not (isinstance(v, numbers.Real) or v is None or v is pd.NA)]
+        if bad:
+            raise TypeError(f"column {col!r} holds {frame[col].dtype} values, not numbers (such as {bad[0]!r}); "
+                            f"it cannot be plotted as a value")
 
 
 def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None = None, mean: str = "arith",
@@ -187,9 +208,9 @@ def heatmap(frame, x: str, y: str, value: str, *, agg: str = "mean", fmt: str = 
             xlabel: str | None = None, ylabel: str | None = None, title: str = "", annotate: bool = True, ax=None):
     """`value` (aggregated with `agg` over the other columns: workloads, seeds) over two swept keys,
     `x` across and `y` down, each cell annotated."""
-    _require(frame, x, y, values=[value])
     if agg not in HEATMAP_AGGS:
         raise ValueError(f"agg must be one of {', '.join(HEATMAP_AGGS)}, got {agg!r}")
+    _require(frame, x, y, values=[value], numeric=agg != "count")   # a count counts labels too
     table = frame.pivot_table(index=y, columns=x, values=value, aggfunc=agg).sort_index().sort_index(axis=1)
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(
         figsize=(max(4.0, 0.9 * table.shape[1] + 2.5), max(3.0, 0.5 * table.shape[0] + 1.5)))
@@ -219,6 +240,7 @@ def pareto_front(frame, x: str, y: str, *, minimize_x: bool = True, maximize_y: 
     import pandas as pd
 
     _require(frame, x, y)
+    _require_numbers(frame, x, y)
     xs = frame[x].to_numpy(dtype=float) * (1 if minimize_x else -1)
     ys = frame[y].to_numpy(dtype=float) * (-1 if maximize_y else 1)   # both "lower is better" now
     ok = np.isfinite(xs) & np.isfinite(ys)

@@ -162,3 +162,29 @@ def test_bad_plot_options_are_refused_before_drawing_or_writing(tmp_path):
         plot.save(fig, tmp_path / "fig", formats=("png", "xyz"))
     assert list(tmp_path.iterdir()) == []       # not the PNG alone
     assert plot.save(fig, tmp_path / "fig") == [str(tmp_path / "fig.png"), str(tmp_path / "fig.pdf")]
+
+
+@pytest.mark.parametrize("draw, column", [
+    (lambda f: plot.normalized_bars(f, "note"), "note"), (lambda f: plot.lines(f, "ways", "note"), "note"),
+    (lambda f: plot.stacked_bars(f, ["ipc", "note"]), "note"), (lambda f: plot.histogram(f, x="note"), "note"),
+    (lambda f: plot.histogram(f, columns=["ipc", "note"]), "note"),
+    (lambda f: plot.heatmap(f, "ways", "workload", "note"), "note"),
+    (lambda f: plot.heatmap(f, "ways", "workload", "note", agg="first"), "note"),
+    (lambda f: plot.pareto(f, "note", "ipc"), "note"), (lambda f: plot.pareto_front(f, "ipc", "note"), "note"),
+])
+def test_a_column_of_text_is_refused_naming_it(draw, column):
+    # e.g. l1d_energy_note, a text metric of some presets, picked instead of a number: pandas or numpy
+    # would fail inside a mean or a conversion without naming the column
+    frame = pd.DataFrame({"workload": ["a", "b"], "ways": [2, 4], "ipc": [1.0, 2.0],
+                          "note": ["CACTI 64 KB 8-way", None]})
+    with pytest.raises(TypeError, match=f"column '{column}' holds .* values, not numbers "
+                                        r"\(such as 'CACTI 64 KB 8-way'\); it cannot be plotted"):
+        draw(frame)
+
+
+def test_numbers_in_an_object_column_and_counts_of_labels_are_still_drawn():
+    frame = pd.DataFrame({"workload": ["a", "b", "b"], "ways": [2, 4, 4], "label": ["x", "y", "z"],
+                          "ipc": pd.Series([1.0, None, 3], dtype=object)})
+    assert [p.get_height() for p in plot.normalized_bars(frame, "ipc").axes[0].patches] == [1.0, 3.0, 2.0]
+    fig = plot.heatmap(frame, "ways", "workload", "label", agg="count")   # runs per cell, labels counted
+    assert [t.get_text() for t in fig.axes[0].texts] == ["1", "2"]
