@@ -131,12 +131,23 @@ def lines(frame, x: str, y: str, *, hue: str | None = "workload", xlabel: str | 
 def stacked_bars(frame, columns: Sequence[str], *, by: str = "workload", labels: Sequence[str] | None = None,
                  ylabel: str = "fraction", title: str = "", ax=None):
     """One stacked bar per `by` value from the fractions in `columns` (histograms such as the
-    per-block access counts)."""
+    per-block access counts), each the mean of its rows; a `by` value where a column has no value
+    gets no bar, with a warning naming it."""
     _require(frame, by, *columns, values=columns)
     if labels is not None and len(labels) != len(columns):
         raise ValueError(f"{len(labels)} labels for {len(columns)} columns")
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(max(6, 0.5 * frame[by].nunique() + 2), 3.5))
     data = frame.groupby(by, sort=False)[list(columns)].mean()
+    # A segment without a value draws nothing and leaves every segment above it without a base, so
+    # that bar would be cut short or vanish, as if its fractions were 0: leave it out and say so.
+    missing = data.isna()
+    if missing.any(axis=None):
+        import warnings
+
+        left_out = [f"{g} (no value of {', '.join(repr(c) for c in data.columns[missing.loc[g]])})"
+                    for g in data.index[missing.any(axis=1)]]
+        warnings.warn(f"stacked_bars: no bar for {'; '.join(left_out)}", stacklevel=2)
+        data = data[~missing.any(axis=1)]
     bottom = np.zeros(len(data))
     colors = plt.cm.viridis(np.linspace(0, 1, len(columns)))
     for col, label, color in zip(columns, labels or columns, colors):

@@ -140,6 +140,7 @@ def test_an_empty_frame_is_refused_not_drawn_blank(draw):
     (lambda f: plot.pareto(f, "A0", "ipc"), "'A0' and 'ipc'"),
 ])
 @pytest.mark.filterwarnings("ignore:normalized_bars")   # of the one workload with a value
+@pytest.mark.filterwarnings("ignore:stacked_bars")      # the bar of the other one is left out
 def test_a_metric_without_a_value_is_refused_not_drawn_blank(draw, shown):
     # e.g. ratios to a baseline run that failed: every one NaN
     frame = pd.DataFrame({"workload": ["a", "b"], "ways": [2, 4], "ipc": [float("nan")] * 2, "A0": [0.5, 0.25]})
@@ -188,3 +189,16 @@ def test_numbers_in_an_object_column_and_counts_of_labels_are_still_drawn():
     assert [p.get_height() for p in plot.normalized_bars(frame, "ipc").axes[0].patches] == [1.0, 3.0, 2.0]
     fig = plot.heatmap(frame, "ways", "workload", "label", agg="count")   # runs per cell, labels counted
     assert [t.get_text() for t in fig.axes[0].texts] == ["1", "2"]
+
+
+def test_a_stacked_bar_with_a_missing_fraction_is_left_out_and_named():
+    # b has no access pairs (every fraction NaN), c no value in its middle segment: drawn, b's bar would
+    # vanish and c's stop at 0.2, as if those fractions were 0
+    frame = pd.DataFrame({"workload": ["a", "b", "c"], "p": [0.3, np.nan, 0.2], "q": [0.7, np.nan, np.nan],
+                          "r": [0.0, np.nan, 0.8]})
+    with pytest.warns(UserWarning, match=r"stacked_bars: no bar for b \(no value of 'p', 'q', 'r'\); "
+                                         r"c \(no value of 'q'\)"):
+        fig = plot.stacked_bars(frame, ["p", "q", "r"])
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a"]
+    assert [v for p in ax.patches for v in (p.get_y(), p.get_height())] == pytest.approx([0, 0.3, 0.3, 0.7, 1.0, 0.0])
