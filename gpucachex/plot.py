@@ -60,7 +60,8 @@ def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None
     """Grouped bars of `metric` per `by` value (one bar per `hue` value), with a final group for the
     mean over workloads (arithmetic, or geometric with mean="geo"). A bar is the mean of its rows
     (e.g. over seeds); `spread` draws a whisker from their smallest to their largest value. The mean
-    covers the `by` values every hue has a value for; it warns naming the others."""
+    covers the `by` values every hue has a value for; it warns naming the others. A geometric mean
+    needs every bar it covers above 0."""
     import pandas as pd
 
     _require(frame, metric, by, hue, values=[metric])
@@ -85,6 +86,13 @@ def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None
                       f"{', '.join(dropped)}, where {'some ' + repr(hue) + ' value has' if hue else 'there is'} "
                       f"no value, so that every bar averages the same {by} values", stacklevel=2)
     common = table[complete]
+    if mean == "geo" and (common <= 0).any(axis=None):
+        # log(0) and log of a negative value: numpy would only warn, and draw a geometric mean of 0
+        # for a single 0, or none at all (NaN) for a negative bar, which reads as 0.
+        bad = [f"{v:g} for {g}{'' if hue is None else f' ({hue} {h})'}"
+               for h in common.columns for g, v in common[h].items() if v <= 0]
+        raise ValueError(f"normalized_bars: a geometric mean needs values above 0; {metric!r} is {', '.join(bad)} "
+                         f"(mean='arith' averages them)")
     avg = common.apply(lambda c: float(np.exp(np.log(c).mean())) if mean == "geo" else float(c.mean()))
     table.loc["mean" if mean != "geo" else "geomean"] = avg
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(max(6, 0.5 * len(table) + 2), 3.2))

@@ -202,3 +202,16 @@ def test_a_stacked_bar_with_a_missing_fraction_is_left_out_and_named():
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a"]
     assert [v for p in ax.patches for v in (p.get_y(), p.get_height())] == pytest.approx([0, 0.3, 0.3, 0.7, 1.0, 0.0])
+
+
+@pytest.mark.parametrize("value, shown", [(0.0, "0"), (-0.5, "-0.5")])
+def test_a_geometric_mean_over_a_bar_not_above_0_is_refused(value, shown):
+    # numpy only warned ("divide by zero encountered in log"): the geometric mean bar was 0 for a 0,
+    # and missing (NaN, drawn as nothing) for a negative value
+    frame = pd.DataFrame({"workload": ["a", "b", "a", "b"], "org": ["x", "x", "y", "y"],
+                          "hits_norm": [1.0, 2.0, value, 4.0]})
+    with pytest.raises(ValueError, match=rf"geometric mean needs values above 0; 'hits_norm' is {shown} for a "
+                                         r"\(org y\) \(mean='arith' averages them\)"):
+        plot.normalized_bars(frame, "hits_norm", hue="org", mean="geo")
+    heights = [p.get_height() for p in plot.normalized_bars(frame, "hits_norm", hue="org").axes[0].patches]
+    assert heights[-1] == pytest.approx((value + 4.0) / 2)
