@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import socket
 import sqlite3
@@ -108,6 +109,13 @@ def clean_value(value: Any) -> Any:
     if item is not None:
         return clean_value(item())
     raise TypeError(f"metric value {value!r} of type {type(value).__name__} cannot be stored")
+
+
+def _loads_metrics(text: str) -> dict[str, Any]:
+    """Metrics as `put` wrote them. json writes NaN (a rate over nothing) as the token NaN and reads it
+    back as its own NaN object; Result.metrics holds the one object math.nan, and dict equality takes
+    a NaN as equal only to itself: read as math.nan, so that a run read back equals the run computed."""
+    return json.loads(text, parse_constant=lambda token: math.nan if token == "NaN" else float(token))
 
 
 def _dumps(obj: Any) -> str:
@@ -331,7 +339,7 @@ class ResultsStore:
             rows = self._query(f"SELECT run_key, metrics, wall_seconds FROM runs WHERE run_key IN "
                                f"({','.join('?' * len(chunk))})", chunk)
             for key, metrics, wall in rows:
-                out[key] = (json.loads(metrics), wall)
+                out[key] = (_loads_metrics(metrics), wall)
         return out
 
     def get(self, run_key: str) -> tuple[dict[str, Any], float] | None:
@@ -355,7 +363,7 @@ class ResultsStore:
             row = json.loads(params)
             row.update(workload=workload, seed=_seed_from_sql(seed), config_key=config_key, run_key=run_key,
                        preset=preset)
-            row.update(json.loads(metrics))
+            row.update(_loads_metrics(metrics))
             row.update(wall_seconds=wall, workload_id=workload_id, version=version, finished_at=finished)
             rows.append(row)
         return pd.DataFrame(rows)

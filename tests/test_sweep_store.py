@@ -371,6 +371,20 @@ def test_store_skips_finished_runs_and_rows_match(tmp_path):
         assert cfg.key() == fresh["config_key"][0] and cfg.name == "gtx480"
 
 
+def test_a_run_read_back_equals_the_run_computed_nan_metrics_too(tmp_path):
+    # ResultsStore's promise (and a resumed sweep's): a stored run equals the same run computed again.
+    # A rate over nothing is the one object math.nan in Result.metrics; json read it back as another.
+    cfg = BASE.replace(**{"l1d.admission": "off"})   # no L1D access: l1d_hit_rate is NaN
+    path = tmp_path / "s.sqlite"
+    df = sweep(cfg, None, ["vectoradd:tiny"], store=path, jobs=1)
+    fresh = simulate(cfg, "vectoradd:tiny").metrics
+    assert fresh["l1d_hit_rate"] != fresh["l1d_hit_rate"]
+    with ResultsStore(path) as store:
+        stored, _ = store.get(df["run_key"][0])
+        assert stored == fresh
+        assert store.results()["l1d_hit_rate"].dtype == float and store.results()["l1d_hit_rate"].isna().all()
+
+
 def test_store_export_parquet_and_csv(tmp_path):
     path = tmp_path / "s.sqlite"
     df = sweep(BASE, {"l1d.ways": [2, 4]}, ["sgemm:tiny"], store=path, jobs=1)
