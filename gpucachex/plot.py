@@ -54,6 +54,30 @@ def _require_numbers(frame, *columns: str) -> None:
                             f"it cannot be plotted as a value")
 
 
+def _warn_partial(plot: str, what: str, frame, keys: Sequence[str | None], columns: Sequence[str]) -> None:
+    """Warn naming each group of rows (one per value of `keys`: a bar, a point, a cell) that has a value
+    of a `columns` column in some rows but not all: pandas' mean skips the others without a word, and
+    that bar would stand for fewer rows (seeds, workloads) than the rest. Groups without any value are
+    not drawn; the plots say so themselves where that would not show."""
+    import warnings
+
+    keys = [k for k in keys if k is not None]
+    notes = []
+    for col in columns:
+        missing = frame[col].isna()
+        if not missing.any():
+            continue
+        by = [frame[k] for k in keys] if keys else np.zeros(len(frame))   # no keys: one group of every row
+        for key, (lacking, rows) in missing.groupby(by, sort=False).agg(["sum", "size"]).iterrows():
+            if 0 < lacking < rows:
+                key = key if isinstance(key, tuple) else (key,)
+                where = ", ".join(f"{k} {v}" for k, v in zip(keys, key)) or "the frame"
+                notes.append(f"{where}{'' if len(columns) == 1 else f', {col!r}'} ({lacking} of its {rows} rows)")
+    if notes:
+        shown = f" of {columns[0]!r}" if len(columns) == 1 else ""
+        warnings.warn(f"{plot}: {what}{shown} leave out the rows without a value: {'; '.join(notes)}", stacklevel=3)
+
+
 def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None = None, mean: str = "arith",
                     ylabel: str | None = None, title: str = "", reference: float | None = 1.0, spread: bool = False,
                     ax=None):
@@ -67,6 +91,7 @@ def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None
     _require(frame, metric, by, hue, values=[metric])
     if mean not in ("arith", "geo"):
         raise ValueError(f"mean must be 'arith' or 'geo', got {mean!r}")
+    _warn_partial("normalized_bars", "bars", frame, [by, hue], [metric])
     hues = [None] if hue is None else list(dict.fromkeys(frame[hue]))
     groups = list(dict.fromkeys(frame[by]))
     table = pd.DataFrame(index=groups, columns=[str(h) for h in hues], dtype=float)
@@ -120,6 +145,7 @@ def lines(frame, x: str, y: str, *, hue: str | None = "workload", xlabel: str | 
           ylabel: str | None = None, title: str = "", logx: bool = False, ax=None):
     """`y` against a swept parameter `x`, one line per `hue` value."""
     _require(frame, x, y, hue, values=[y])
+    _warn_partial("lines", "points", frame, [hue, x], [y])
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6, 3.5))
     groups = [(None, frame)] if hue is None else list(frame.groupby(hue, sort=False))
     for name, rows in groups:
@@ -145,6 +171,7 @@ def stacked_bars(frame, columns: Sequence[str], *, by: str = "workload", labels:
     if labels is not None and len(labels) != len(columns):
         raise ValueError(f"{len(labels)} labels for {len(columns)} columns")
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(max(6, 0.5 * frame[by].nunique() + 2), 3.5))
+    _warn_partial("stacked_bars", "bars", frame, [by], list(columns))
     data = frame.groupby(by, sort=False)[list(columns)].mean()
     # A segment without a value draws nothing and leaves every segment above it without a base, so
     # that bar would be cut short or vanish, as if its fractions were 0: leave it out and say so.
@@ -200,6 +227,7 @@ def histogram(frame, x: str | None = None, *, columns: Sequence[str] | None = No
         ax.set_ylabel(ylabel or ("density" if density else "runs"))
     else:
         columns = list(columns)
+        _warn_partial("histogram", "bars", frame, [hue], columns)
         names = list(labels) if labels is not None else columns
         if len(names) != len(columns):
             raise ValueError(f"{len(names)} labels for {len(columns)} columns")
@@ -230,6 +258,8 @@ def heatmap(frame, x: str, y: str, value: str, *, agg: str = "mean", fmt: str = 
     if agg not in HEATMAP_AGGS:
         raise ValueError(f"agg must be one of {', '.join(HEATMAP_AGGS)}, got {agg!r}")
     _require(frame, x, y, values=[value], numeric=agg != "count")   # a count counts labels too
+    if agg != "count":   # a count counts the values, as its colour bar says
+        _warn_partial("heatmap", "cells", frame, [y, x], [value])
     table = frame.pivot_table(index=y, columns=x, values=value, aggfunc=agg).sort_index().sort_index(axis=1)
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(
         figsize=(max(4.0, 0.9 * table.shape[1] + 2.5), max(3.0, 0.5 * table.shape[0] + 1.5)))
@@ -283,6 +313,7 @@ def pareto(frame, x: str = "cache_energy_j", y: str = "ipc", *, by: str | Sequen
     if by is not None:
         keys = [by] if isinstance(by, str) else list(by)
         _require(frame, *keys)
+        _warn_partial("pareto", "points", frame, keys, [x, y])
         data = frame.groupby(keys, sort=False, dropna=False)[[x, y]].mean().reset_index()
         names = [", ".join(str(v) for v in row) for row in data[keys].itertuples(index=False)]
     else:

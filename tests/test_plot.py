@@ -141,6 +141,7 @@ def test_an_empty_frame_is_refused_not_drawn_blank(draw):
 ])
 @pytest.mark.filterwarnings("ignore:normalized_bars")   # of the one workload with a value
 @pytest.mark.filterwarnings("ignore:stacked_bars")      # the bar of the other one is left out
+@pytest.mark.filterwarnings("ignore:histogram")         # the bucket's mean over the one row with a value
 def test_a_metric_without_a_value_is_refused_not_drawn_blank(draw, shown):
     # e.g. ratios to a baseline run that failed: every one NaN
     frame = pd.DataFrame({"workload": ["a", "b"], "ways": [2, 4], "ipc": [float("nan")] * 2, "A0": [0.5, 0.25]})
@@ -186,7 +187,9 @@ def test_a_column_of_text_is_refused_naming_it(draw, column):
 def test_numbers_in_an_object_column_and_counts_of_labels_are_still_drawn():
     frame = pd.DataFrame({"workload": ["a", "b", "b"], "ways": [2, 4, 4], "label": ["x", "y", "z"],
                           "ipc": pd.Series([1.0, None, 3], dtype=object)})
-    assert [p.get_height() for p in plot.normalized_bars(frame, "ipc").axes[0].patches] == [1.0, 3.0, 2.0]
+    with pytest.warns(UserWarning, match=r"bars of 'ipc' leave out the rows without a value: workload b \(1 of its 2"):
+        fig = plot.normalized_bars(frame, "ipc")
+    assert [p.get_height() for p in fig.axes[0].patches] == [1.0, 3.0, 2.0]
     fig = plot.heatmap(frame, "ways", "workload", "label", agg="count")   # runs per cell, labels counted
     assert [t.get_text() for t in fig.axes[0].texts] == ["1", "2"]
 
@@ -215,3 +218,35 @@ def test_a_geometric_mean_over_a_bar_not_above_0_is_refused(value, shown):
         plot.normalized_bars(frame, "hits_norm", hue="org", mean="geo")
     heights = [p.get_height() for p in plot.normalized_bars(frame, "hits_norm", hue="org").axes[0].patches]
     assert heights[-1] == pytest.approx((value + 4.0) / 2)
+
+
+def test_a_bar_point_or_cell_that_averages_fewer_rows_than_it_has_says_so():
+    # seed 1 of workload a has no value (a LoSCache run without a prediction): the bar, point or cell
+    # of a is seed 0's value alone, which pandas' mean gave without a word
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    frame = pd.DataFrame({"workload": ["a", "a", "b", "b"], "seed": [0, 1, 0, 1], "ways": [4] * 4,
+                          "org": ["x"] * 4, "acc": [0.5, np.nan, 0.2, 0.4], "e": [1.0, 2.0, 3.0, 4.0]})
+    cases = [
+        (lambda: plot.normalized_bars(frame, "acc", hue="org"), r"normalized_bars: bars of 'acc' leave out the rows "
+                                                                r"without a value: workload a, org x \(1 of its 2 rows\)"),
+        (lambda: plot.lines(frame, "ways", "acc"), r"lines: points of 'acc' leave out .*: workload a, ways 4 \(1 of"),
+        (lambda: plot.heatmap(frame, "ways", "workload", "acc", agg="max"),
+         r"heatmap: cells of 'acc' leave out .*: workload a, ways 4 \(1 of its 2 rows\)"),
+        (lambda: plot.stacked_bars(frame, ["e", "acc"]), r"stacked_bars: bars leave out .*: workload a, 'acc' \(1 of"),
+        (lambda: plot.histogram(frame, columns=["acc"], hue="org"), r"histogram: bars of 'acc' leave out .*: org x \(1 of its 4"),
+        (lambda: plot.pareto(frame, "e", "acc", by="workload"), r"pareto: points leave out .*: workload a, 'acc' \(1 of"),
+    ]
+    for draw, message in cases:
+        with pytest.warns(UserWarning, match=message):
+            draw()
+    with pytest.warns(UserWarning, match="bars of 'acc' leave out"):
+        assert plot.normalized_bars(frame, "acc").axes[0].patches[0].get_height() == pytest.approx(0.5)
+    full = frame.fillna({"acc": 0.5})
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # every row with a value: not a word
+        plot.normalized_bars(full, "acc", hue="org"), plot.lines(full, "ways", "acc")
+        plot.heatmap(frame, "ways", "workload", "acc", agg="count")   # counts values, as it says
