@@ -593,6 +593,20 @@ def test_experiment_tables_from_tiny_runs():
                                 f"{summary['time_loscache'].iloc[0] - 1:+.2%})")
     every = exp.headline(summary, summary["time_loscache"]).set_index("metric").loc["slowdown_uncongested_xbar"]
     assert every["note"] == "the same with 4 crossbar flits per cycle per port (loscache_xbar)"
+    # A workload without predictions has no accuracy: the means and the comparison say they leave it out.
+    known = summary.assign(accuracy_naive=[0.25, 0.5], accuracy_adaptive=[0.5, 0.25], accuracy_per_sm=[0.5, 0.5])
+    rows = exp.headline(known).set_index("metric")
+    assert rows.loc["accuracy_naive", "note"] == "mean (Fig. 6)"
+    assert rows.loc["adaptive_at_least_naive", "ours"] == 1
+    unpredicted = known.assign(accuracy_naive=[float("nan"), 0.5], accuracy_per_sm=[0.5, float("nan")])
+    rows = exp.headline(unpredicted).set_index("metric")
+    assert rows.loc["accuracy_naive", "ours"] == 0.5 and rows.loc["accuracy_adaptive", "ours"] == 0.375
+    assert rows.loc["accuracy_naive", "note"] == "mean (Fig. 6), over the 1 of 2 workloads with predictions (sgemm made none)"
+    assert rows.loc["accuracy_adaptive", "note"] == "mean (Fig. 6)"
+    assert rows.loc["adaptive_at_least_naive", "ours"] == 0
+    assert rows.loc["adaptive_at_least_naive", "note"].endswith(
+        ", over the 1 of 2 workloads with predictions (sgemm made none)")
+    assert rows.loc["accuracy_per_sm", "note"].endswith("(vectoradd made none)")
     assert head.loc["energy_loscache", "ours"] == pytest.approx(summary["energy_loscache"].mean())
     assert head.loc["energy_per_sm", "ours"] == pytest.approx(summary["energy_per_sm"].mean())
     assert head.loc["below_baseline_per_sm", "ours"] == (summary["energy_per_sm"] < 1).sum()

@@ -134,6 +134,16 @@ def _mean(x) -> float:
     return float(x.mean()) if len(x) else float("nan")
 
 
+def _unpredicted(summary, *columns: str) -> str:
+    """The note's tail for a mean of accuracies: a workload without a prediction has none (NaN), and
+    the mean is over the others; "" when every workload has one."""
+    lacking = summary["workload"][summary[list(columns)].isna().any(axis=1)]
+    if lacking.empty:
+        return ""
+    return (f", over the {len(summary) - len(lacking)} of {len(summary)} workloads with predictions "
+            f"({', '.join(map(str, lacking))} made none)")
+
+
 def headline(summary, time_uncongested=None):
     """The paper's headline numbers measured on our suite: metric, ours, paper, note.
     `time_uncongested`: per-workload execution time / baseline with the uncongested crossbar."""
@@ -153,10 +163,13 @@ def headline(summary, time_uncongested=None):
         ("dead_time", _mean(summary["dead_time"]), PAPER["dead_time"], "baseline L2 dead time, mean (Fig. 1)"),
         ("dead_nodata", _mean(summary["dead_nodata"]), float("nan"), "... of it: lines holding no data"),
         ("dead_unused", _mean(summary["dead_unused"]), float("nan"), "... of it: data never accessed again"),
-        ("accuracy_naive", _mean(summary["accuracy_naive"]), PAPER["accuracy_naive"], "mean (Fig. 6)"),
-        ("accuracy_adaptive", _mean(summary["accuracy_adaptive"]), PAPER["accuracy_adaptive"], "mean (Fig. 6)"),
+        ("accuracy_naive", _mean(summary["accuracy_naive"]), PAPER["accuracy_naive"],
+         "mean (Fig. 6)" + _unpredicted(summary, "accuracy_naive")),
+        ("accuracy_adaptive", _mean(summary["accuracy_adaptive"]), PAPER["accuracy_adaptive"],
+         "mean (Fig. 6)" + _unpredicted(summary, "accuracy_adaptive")),
         ("adaptive_at_least_naive", int((summary["accuracy_adaptive"] >= summary["accuracy_naive"] - 1e-12).sum()),
-         float("nan"), "workloads whose adaptive accuracy is at or above the naive one"),
+         float("nan"), "workloads whose adaptive accuracy is at or above the naive one"
+         + _unpredicted(summary, "accuracy_naive", "accuracy_adaptive")),
         ("coverage", _mean(summary["coverage"]), float("nan"),
          "share of L2 accesses that carried a prediction, mean (not reported by the paper)"),
         ("slowdown", _mean(summary["time_loscache"]) - 1, PAPER["slowdown"],
@@ -208,7 +221,8 @@ def _variant_rows(summary, mm, streaming, suffix: str, what: str) -> list[tuple]
     return [
         (col("pcs_per_table"), _mean(summary[col("pcs_per_table")]), float("nan"), f"PCs per prediction table, {what}"),
         (col("coverage"), _mean(summary[col("coverage")]), float("nan"), f"coverage, {what}"),
-        (col("accuracy"), _mean(summary[col("accuracy")]), PAPER["accuracy_adaptive"], f"adaptive accuracy, {what}"),
+        (col("accuracy"), _mean(summary[col("accuracy")]), PAPER["accuracy_adaptive"],
+         f"adaptive accuracy, {what}" + _unpredicted(summary, col("accuracy"))),
         (f"slowdown_{suffix}", _mean(summary[col("time")]) - 1, PAPER["slowdown"],
          f"execution time / its baseline - 1, {what}"),
         (col("energy"), _mean(summary[col("energy")]), PAPER["energy_loscache"], f"L2 energy / its baseline, {what}"),
