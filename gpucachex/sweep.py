@@ -489,7 +489,11 @@ def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = 
 
 class _WorkloadCache:
     """Workloads rebuilt from their identity, kept while they are in use: a small LRU, with one build
-    at a time per workload when several threads ask for it."""
+    at a time per workload when several threads ask for it. A trace file is kept under the content
+    identity the sweep gave it, and checked to still have it when it is read: a file re-traced since
+    (while a sweep runs, or between two sweeps on a Dask worker that outlives them) or another file
+    at that path on another machine would give its results under the identity, and so the run key, of
+    the content the sweep named."""
 
     def __init__(self, capacity: int = 2):
         self.capacity = max(1, capacity)
@@ -502,10 +506,11 @@ class _WorkloadCache:
         with self._lock:
             self._items.clear()
 
-    def get(self, ref: tuple[str, str]) -> Trace:
+    def get(self, ref: tuple[str, str], ident: str | None = None) -> Trace:
         kind, spec = ref
         if kind == "trace":
             return self.traces[spec]
+        ref = (kind, spec, ident)
         with self._lock:
             if ref in self._items:
                 self._items.move_to_end(ref)
@@ -518,6 +523,13 @@ class _WorkloadCache:
             from gpucachex.sim import resolve_workload
 
             trace = resolve_workload(spec)
+            if kind == "path" and ident is not None:
+                # After reading: a file that changed before or while it was read has another digest now.
+                found = workload_ref(spec)[2]
+                if found != ident:
+                    raise ValueError(f"workload {spec}: the file's content is not the one the sweep identified "
+                                     f"({ident}); it is {found} here (re-traced since, or another file at this "
+                                     f"path on this worker); run the sweep again to simulate what it holds now")
             with self._lock:
                 self._items[ref] = trace
                 while len(self._items) > self.capacity:
@@ -558,10 +570,12 @@ def _init_worker(traces: dict[str, Trace], isa_shipment: tuple[str, dict]) -> No
 
 
 def _execute(config, ref: tuple[str, str], seed: int, trace: Trace | None = None, cache: _WorkloadCache | None = None,
-             isa_shipment: tuple[str, dict] | None = None, stop: threading.Event | None = None):
+             isa_shipment: tuple[str, dict] | None = None, stop: threading.Event | None = None,
+             ident: str | None = None):
     """Simulate one run where it is executed (a thread, a process, a Dask worker). `config` is a Config
     or (values, name, key) from another process; `isa_shipment` the sweeping process's opcode tables,
-    from a Dask client; `stop` stops the run (KeyboardInterrupt) when set. Returns ("ok", metrics,
+    from a Dask client; `stop` stops the run (KeyboardInterrupt) when set; `ident` the workload's
+    identity in the run key (`Point.workload_id`), which a trace file must still have. Returns ("ok", metrics,
     wall_seconds) or ("error", message, traceback): errors travel as text, so any executor can report
     them."""
     if stop is not None and stop.is_set():   # the sweep was stopped while this run waited
@@ -579,7 +593,7 @@ def _execute(config, ref: tuple[str, str], seed: int, trace: Trace | None = None
                 _WORKER_CONFIGS[key] = Config(values, name=name)
             config = _WORKER_CONFIGS[key]
         if trace is None:
-            trace = (cache or _WORKER_CACHE).get(tuple(ref))
+            trace = (cache or _WORKER_CACHE).get(tuple(ref), ident)
         result = simulate(config, trace, seed=seed, stop=stop)
         return "ok", {k: clean_value(v) for k, v in result.metrics.items()}, float(result.wall_seconds)
     except Exception as exc:  # reported per run; the sweep goes on with the others
@@ -599,7 +613,7 @@ def run_point(point: Point) -> dict[str, Any]:
     """Simulate one point here and now (no store) and return its DataFrame row."""
     status, a, b = _execute(point.config, point.ref, point.seed,
                             trace=point.workload if isinstance(point.workload, Trace) else None,
-                            cache=_WorkloadCache(1))
+                            cache=_WorkloadCache(1), ident=point.workload_id or None)
     if status != "ok":
         raise RuntimeError(f"{point.workload_name} seed {point.seed} {dict(point.params)}: {a}")
     return _row(point, a, b)
@@ -621,7 +635,8 @@ class _ThreadRunner:
 
     def submit(self, p: Point):
         trace = p.workload if isinstance(p.workload, Trace) else None
-        return self.pool.submit(_execute, p.config, p.ref, p.seed, trace, self.cache, None, self.stopping)
+        return self.pool.submit(_execute, p.config, p.ref, p.seed, trace, self.cache, None, self.stopping,
+                                p.workload_id)
 
     def wait(self, futures):
         from concurrent.futures import FIRST_COMPLETED, wait
@@ -668,7 +683,7 @@ class _ProcessRunner:
         from concurrent.futures.process import BrokenProcessPool
 
         try:
-            return self.pool.submit(_execute, _ship_config(p.config), p.ref, p.seed)
+            return self.pool.submit(_execute, _ship_config(p.config), p.ref, p.seed, ident=p.workload_id)
         except BrokenProcessPool:  # a run killed its worker: start a fresh pool for the remaining runs
             self.pool.shutdown(wait=False, cancel_futures=True)
             self.restarts += 1
@@ -676,7 +691,7 @@ class _ProcessRunner:
                 raise RuntimeError(f"{self.BROKEN_HINT}; stopped after {self.restarts} attempts "
                                    f"(finished runs are kept)") from None
             self._start()
-            return self.pool.submit(_execute, _ship_config(p.config), p.ref, p.seed)
+            return self.pool.submit(_execute, _ship_config(p.config), p.ref, p.seed, ident=p.workload_id)
 
     def wait(self, futures):
         from concurrent.futures import FIRST_COMPLETED, wait
@@ -732,7 +747,7 @@ class _DaskRunner:
     def submit(self, p: Point):
         trace = self.traces.get(p.ref[1]) if p.ref[0] == "trace" else None
         return self.client.submit(_execute, _ship_config(p.config), p.ref, p.seed, trace, None, self.isa,
-                                  key=f"gpucachex-run-{p.key()}", retries=0)
+                                  ident=p.workload_id, key=f"gpucachex-run-{p.key()}", retries=0)
 
     def wait(self, futures):
         import distributed

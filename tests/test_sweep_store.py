@@ -292,6 +292,46 @@ def test_a_kernelslist_is_keyed_by_the_kernel_files_it_lists(tmp_path):
         points(BASE, None, [folder / "kernelslist.g"])
 
 
+def test_a_trace_file_re_traced_while_a_sweep_runs_is_a_failure_not_a_row_under_its_old_identity(
+        tmp_path, monkeypatch):
+    # The run key names the content the sweep read before it started; a run must not store what the
+    # file holds by the time a worker reads it under that key (a later sweep would take it for the old trace).
+    import importlib
+
+    sweep_module = importlib.import_module("gpucachex.sweep")   # the package's `sweep` is the function
+    path, store = tmp_path / "t.npz", tmp_path / "s.sqlite"
+    workloads.make("vectoradd", "tiny").save(path)
+    submit = sweep_module._ThreadRunner.submit
+
+    def re_traced(self, p):
+        workloads.make("vectoradd", "tiny", n=5000).save(path)   # before the worker reads the file
+        return submit(self, p)
+
+    monkeypatch.setattr(sweep_module._ThreadRunner, "submit", re_traced)
+    with pytest.raises(SweepError, match=r"t\.npz: the file's content is not the one the sweep identified \(file:"):
+        sweep(BASE, None, [path], store=store, jobs=1)
+    with ResultsStore(store) as s:
+        assert len(s) == 0 and len(s.failures()) == 1
+    monkeypatch.undo()
+    again = sweep(BASE, None, [path], store=store, jobs=1)   # the new content, under its own identity
+    assert again["cycles"][0] == simulate(BASE, path)["cycles"]
+
+
+def test_a_dask_worker_that_outlives_a_sweep_reads_a_re_traced_file_again(tmp_path):
+    # A cluster's workers keep the workloads they read: the second sweep must not get the first
+    # content's results under the re-traced file's identity.
+    distributed = pytest.importorskip("distributed")
+    path = tmp_path / "t.npz"
+    workloads.make("vectoradd", "tiny").save(path)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        first = sweep(BASE, None, [path], executor="dask", address=cluster.scheduler_address, progress=False)
+        workloads.make("vectoradd", "tiny", n=5000).save(path)
+        second = sweep(BASE, None, [path], executor="dask", address=cluster.scheduler_address, progress=False)
+    assert second["run_key"][0] != first["run_key"][0]
+    assert second["cycles"][0] == simulate(BASE, path)["cycles"] != first["cycles"][0]
+
+
 def test_registered_opcodes_are_part_of_a_trace_files_identity_and_reach_worker_processes(tmp_path):
     # isa.register_opcode changes how a trace file is read: a run stored before is not that run, and
     # spawned workers (which never see the registration themselves) must read the file the same way.
