@@ -40,6 +40,7 @@ import the rest with ``from gpucachex.sweep import expand_grid, points, ...``.
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import hashlib
 import itertools
 import json
@@ -728,6 +729,9 @@ class _DaskRunner:
     """Runs on a Dask distributed cluster: the scheduler at `address`, or a LocalCluster of `jobs`
     single-threaded worker processes (loopback only) started and closed here."""
 
+    CANCELLED_HINT = ("the Dask cluster cancelled the run: a worker holding data it needed died, or another "
+                      "client cancelled it; the next sweep runs it again")
+
     def __init__(self, jobs: int | None, address: str | None, traces: dict[str, Trace]):
         import distributed
 
@@ -740,19 +744,38 @@ class _DaskRunner:
             self.client = connect_dask(address)
         threads = sum(self.client.nthreads().values()) or 1
         self.window = max(2, 2 * threads)
+        self.workloads = traces
         self.traces = {ident: self.client.scatter(t, hash=False) for ident, t in traces.items()}
         # With every run, not once per worker: a cluster's workers outlive this sweep, and may join it late.
-        self.isa = self.client.scatter(_isa_shipment(), broadcast=True, hash=False)
+        # In the run's own arguments (about a kilobyte), not scattered: scattered data dies with the workers
+        # that hold it, and every later run would be cancelled for want of it.
+        self.isa = _isa_shipment()
+
+    def _trace(self, ident: str):
+        """The scattered copy of an in-memory Trace, scattered again when the workers that held it died
+        (Dask cannot recompute scattered data; the runs waiting for it were cancelled)."""
+        fut = self.traces[ident]
+        if fut.status in ("lost", "cancelled", "error"):
+            fut = self.traces[ident] = self.client.scatter(self.workloads[ident], hash=False)
+        return fut
 
     def submit(self, p: Point):
-        trace = self.traces.get(p.ref[1]) if p.ref[0] == "trace" else None
+        trace = self._trace(p.ref[1]) if p.ref[0] == "trace" else None
         return self.client.submit(_execute, _ship_config(p.config), p.ref, p.seed, trace, None, self.isa,
                                   ident=p.workload_id, key=f"gpucachex-run-{p.key()}", retries=0)
 
     def wait(self, futures):
+        from concurrent.futures import CancelledError
+
         import distributed
 
-        return set(distributed.wait(list(futures), return_when="FIRST_COMPLETED").done)
+        try:
+            return set(distributed.wait(list(futures), return_when="FIRST_COMPLETED").done)
+        except CancelledError:
+            # The cluster cancelled a run (a worker holding data it needed died, another client cancelled
+            # it): distributed.wait raises for the whole set, but it is that run's failure, which its
+            # result() names; the sweep goes on with the others.
+            return {f for f in futures if f.done()}
 
     def stop(self, futures) -> None:
         """Cancel the runs not finished yet (a finished one keeps its result until it is read)."""
@@ -817,7 +840,11 @@ def _dispatch(runner, pending: collections.deque, store, results: dict, failures
                 try:
                     outcome = fut.result()
                 except Exception as exc:  # the worker died (BrokenProcessPool, KilledWorker, ...)
-                    hint = f" ({_ProcessRunner.BROKEN_HINT})" if type(exc).__name__ == "BrokenProcessPool" else ""
+                    hint = ""
+                    if type(exc).__name__ == "BrokenProcessPool":
+                        hint = f" ({_ProcessRunner.BROKEN_HINT})"
+                    elif isinstance(exc, concurrent.futures.CancelledError):   # Dask's, not Ctrl-C's
+                        hint = f" ({_DaskRunner.CANCELLED_HINT})"
                     outcome = "error", f"{type(exc).__name__}: {exc}{hint}", traceback.format_exc()
                 _record(p, outcome, store, results, failures)
                 if bar is not None:

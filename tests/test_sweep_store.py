@@ -831,3 +831,38 @@ def test_dask_local_cluster_equals_local_sweep(tmp_path):
     expected = local[(local["workload"] == "bfs:tiny") & (local["seed"] == 0)
                      & (local["core.scheduler"] == BASE["core.scheduler"])].drop(columns="core.scheduler")
     same_rows(own[own["l1d.ways"] != 8], expected)
+
+
+def test_a_dask_worker_dying_fails_at_most_the_runs_that_needed_its_data(tmp_path, monkeypatch):
+    # The only worker of a cluster dies mid-sweep, taking what was scattered to it (the opcode tables
+    # every run needed, an in-memory Trace): Dask cancels the runs that waited for it, and
+    # distributed.wait raised for them all, ending the sweep with Dask's FuturesCancelledError.
+    distributed = pytest.importorskip("distributed")
+    import importlib
+
+    sweep_module = importlib.import_module("gpucachex.sweep")   # the package's `sweep` is the function
+    wait = sweep_module._DaskRunner.wait
+    killed = []
+
+    def killing(self, futures):
+        if not killed:
+            killed.extend(self.client.run(os.getpid).values())
+            os.kill(killed[0], signal.SIGKILL)   # its nanny starts another
+        return wait(self, futures)
+
+    monkeypatch.setattr(sweep_module._DaskRunner, "wait", killing)
+    trace = workloads.make("sgemm", "tiny")
+    wl, path = ["vectoradd:tiny", trace], tmp_path / "s.sqlite"
+    df = sweep(BASE, None, wl, seeds=[0, 1, 2], executor="dask", jobs=1, store=path, progress=False, errors="skip")
+    assert killed
+    stats = df.attrs["sweep"]
+    assert stats["runs"] == 6 and stats["simulated"] + stats["failed"] == 6 and df["run_key"].is_unique
+    # Built-in workloads need no scattered data: Dask runs them again elsewhere. A run of the lost Trace
+    # may fail, saying why; the Trace is scattered again for the runs after it.
+    for failure in df.attrs.get("failures", []):
+        assert failure["workload"] == "sgemm" and "the Dask cluster cancelled the run" in failure["error"]
+    assert (df["workload"] == "vectoradd:tiny").sum() == 3
+    monkeypatch.undo()
+    again = sweep(BASE, None, wl, seeds=[0, 1, 2], store=path, jobs=1)   # the failed ones, retried
+    assert again.attrs["sweep"]["failed"] == 0
+    same_rows(again, sweep(BASE, None, wl, seeds=[0, 1, 2], jobs=1))
