@@ -336,13 +336,14 @@ def _sweep_options(args) -> dict:
     """Store, executor and progress options shared by `sweep` and `reproduce`."""
     from gpucachex.store import ResultsStore, StoreError
 
-    if args.address and args.executor != "dask":
-        raise CliError("--address needs --executor dask")
     # An empty value (an unset shell variable: --out "$DIR") would silently mean the current folder for
-    # --out, and the default store for --store.
-    for option, value in (("--out", args.out), ("--store", args.store)):
+    # --out, the default store for --store, and a cluster started on this machine for --address.
+    for option, value, what in (("--out", args.out, "a folder"), ("--store", args.store, "a file"),
+                                ("--address", args.address, "the Dask scheduler's address, such as tcp://HOST:8786")):
         if value is not None and not value.strip():
-            raise CliError(f"{option} is empty; give a {'folder' if option == '--out' else 'file'}")
+            raise CliError(f"{option} is empty; give {what}")
+    if args.address is not None and args.executor != "dask":
+        raise CliError("--address needs --executor dask")
     if args.store and args.no_store:   # one of them would be silently ignored
         raise CliError(f"--store {args.store} and --no-store contradict each other; give one")
     if args.jobs is not None and args.jobs < 1:

@@ -229,7 +229,7 @@ def test_unusable_output_folders_and_stores_stop_before_any_run(registry, tmp_pa
     assert not (out / "tiny_ways.csv").exists()
 
 
-def test_empty_out_and_store_are_errors(registry, tmp_path, capsys, monkeypatch):
+def test_empty_out_store_and_address_are_errors(registry, tmp_path, capsys, monkeypatch):
     """--out "$DIR" with DIR unset: not the current folder, silently filled with every experiment's files."""
     monkeypatch.chdir(tmp_path)
     spec = registry / "tiny_ways.toml"
@@ -238,6 +238,12 @@ def test_empty_out_and_store_are_errors(registry, tmp_path, capsys, monkeypatch)
         assert "--out is empty; give a folder" in capsys.readouterr().err
         assert cli.main([*command, "--quick", "--out", "out", "--store", " ", "--no-progress"]) == 2
         assert "--store is empty; give a file" in capsys.readouterr().err
+        # --address "$SCHEDULER" unset: not a cluster started on this machine, nor ignored without dask
+        for executor in ("dask", "threads"):
+            assert cli.main([*command, "--quick", "--out", "out", "--executor", executor, "--address", "",
+                             "--no-progress"]) == 2
+            err = capsys.readouterr().err
+            assert "--address is empty; give the Dask scheduler's address, such as tcp://HOST:8786" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["specs"]
 
 
