@@ -703,8 +703,15 @@ class _ProcessRunner:
         return done
 
     def stop(self, futures) -> None:
-        """Drop the queued runs; the workers' own Ctrl-C (the terminal's process group) stops theirs."""
+        """Drop the queued runs and end the workers. A Ctrl-C that reached this process alone (kill -INT
+        of its pid, an IDE's stop button) leaves them simulating their runs unseen, and the interpreter
+        waits for them at exit, for as long as those runs take. They hold nothing of the store."""
+        workers = list((getattr(self.pool, "_processes", None) or {}).values())
         self.pool.shutdown(wait=False, cancel_futures=True)
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.join()
 
     def close(self, cancel: bool = False) -> None:
         self.pool.shutdown(wait=not cancel, cancel_futures=cancel)

@@ -866,3 +866,31 @@ def test_a_dask_worker_dying_fails_at_most_the_runs_that_needed_its_data(tmp_pat
     again = sweep(BASE, None, wl, seeds=[0, 1, 2], store=path, jobs=1)   # the failed ones, retried
     assert again.attrs["sweep"]["failed"] == 0
     same_rows(again, sweep(BASE, None, wl, seeds=[0, 1, 2], jobs=1))
+
+
+def test_ctrl_c_stops_the_worker_processes_and_keeps_the_finished_runs(tmp_path, monkeypatch):
+    # Ctrl-C that reaches the sweeping process alone (kill -INT of its pid, an IDE's stop button): the
+    # workers simulated their runs on, unseen, and the interpreter waited for them at exit.
+    import importlib
+    import multiprocessing
+
+    sweep_module = importlib.import_module("gpucachex.sweep")   # the package's `sweep` is the function
+    slow = workloads.make("bfs", "small")
+    slow.kernels = slow.kernels * 40   # seconds of simulation, were it not stopped
+    slow.name = "bfs_40_times"
+    wait = sweep_module._ProcessRunner.wait
+    workers = []
+
+    def interrupted(self, futures):
+        workers.extend(self.pool._processes)
+        wait(self, futures)   # the quick run finished ...
+        raise KeyboardInterrupt   # ... and Ctrl-C arrives before the sweep reads it
+
+    monkeypatch.setattr(sweep_module._ProcessRunner, "wait", interrupted)
+    path = tmp_path / "s.sqlite"
+    with pytest.raises(KeyboardInterrupt):
+        sweep(BASE, None, ["vectoradd:tiny", slow], store=path, jobs=2, executor="processes", progress=False)
+    assert workers and not [p.pid for p in multiprocessing.active_children() if p.pid in workers]
+    with ResultsStore(path) as store:
+        assert list(store.results()["workload"]) == ["vectoradd:tiny"]
+        assert len(store.failures()) == 0   # a stopped run is no failure: the next sweep simply runs it
