@@ -1006,14 +1006,27 @@ def normalize(frame, metrics: str | Sequence[str], baseline: Mapping[str, Any] |
     ref = ref.rename(columns={m: f"{m}__base" for m in metrics})
     out = frame.copy()
     joined = out[by].merge(ref, on=by, how="left", indicator=True)  # keeps the rows' order
+    import warnings
+
+    import numpy as np
+
+    def shown(rows) -> str:
+        return ", ".join("/".join(map(str, row)) for row in rows.drop_duplicates().itertuples(index=False))
+
     for m in metrics:
-        out[f"{m}_norm"] = out[m].to_numpy() / joined[f"{m}__base"].to_numpy()
-    orphans = joined.loc[joined["_merge"] == "left_only", by].drop_duplicates()
+        base = joined[f"{m}__base"].to_numpy(dtype=float, na_value=np.nan)
+        # A ratio over a baseline of 0 is a ratio over nothing: NaN, as energy.compare gives, not numpy's
+        # inf (x/0), which would draw as an endless bar and make every mean over it inf.
+        zero = base == 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[f"{m}_norm"] = np.where(zero, np.nan, out[m].to_numpy(dtype=float, na_value=np.nan) / base)
+        if zero.any():
+            warnings.warn(f"normalize: the baseline's {m!r} is 0 for {'/'.join(by)} {shown(joined.loc[zero, by])}; "
+                          f"their {m}_norm values are NaN", stacklevel=2)
+    orphans = joined.loc[joined["_merge"] == "left_only", by]
     if len(orphans):
         # A baseline run that failed (errors="skip") or was not swept: those ratios are NaN.
-        import warnings
-
-        shown = ", ".join("/".join(map(str, row)) for row in orphans.itertuples(index=False))
-        warnings.warn(f"normalize: no baseline run {dict(baseline)} for {len(orphans)} {'/'.join(by)} value(s) "
-                      f"({shown}); their normalised values are NaN", stacklevel=2)
+        count = len(orphans.drop_duplicates())
+        warnings.warn(f"normalize: no baseline run {dict(baseline)} for {count} {'/'.join(by)} value(s) "
+                      f"({shown(orphans)}); their normalised values are NaN", stacklevel=2)
     return out

@@ -1,5 +1,6 @@
 """Sweeps: grids expand to one row per run with the swept keys, and normalization divides by the
 matching baseline run."""
+import pandas as pd
 import pytest
 
 from gpucachex import presets
@@ -29,6 +30,19 @@ def test_sweep_rows_and_normalization():
         n = normalize(partial, "cycles", {"l1d.ways": 4})
     bfs = n["workload"] == "bfs:tiny"
     assert n[bfs]["cycles_norm"].isna().all() and n[~bfs]["cycles_norm"].notna().all()
+
+
+def test_normalizing_by_a_baseline_of_0_gives_nan_and_says_where():
+    # x / 0 is no ratio: NaN as energy.compare gives, not an inf bar that makes every mean inf.
+    frame = pd.DataFrame({"label": ["b", "x", "b", "x"], "workload": ["a", "a", "c", "c"], "seed": [0, 0, 0, 0],
+                          "hits": [0, 5, 2, 3], "misses": [1, 2, 0, 0]})
+    with pytest.warns(UserWarning) as caught:
+        n = normalize(frame, ["hits", "misses"], baseline="b")
+    assert [str(w.message) for w in caught] == [
+        "normalize: the baseline's 'hits' is 0 for workload/seed a/0; their hits_norm values are NaN",
+        "normalize: the baseline's 'misses' is 0 for workload/seed c/0; their misses_norm values are NaN"]
+    assert n["hits_norm"].tolist()[2:] == [1.0, 1.5] and n["hits_norm"][:2].isna().all()
+    assert n["misses_norm"].tolist()[:2] == [1.0, 2.0] and n["misses_norm"][2:].isna().all()
 
 
 def test_bad_grid_fails_before_running():
