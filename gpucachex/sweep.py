@@ -572,11 +572,13 @@ def _init_worker(traces: dict[str, Trace], isa_shipment: tuple[str, dict]) -> No
 
 def _execute(config, ref: tuple[str, str], seed: int, trace: Trace | None = None, cache: _WorkloadCache | None = None,
              isa_shipment: tuple[str, dict] | None = None, stop: threading.Event | None = None,
-             ident: str | None = None):
+             ident: str | None = None, version: str | None = None):
     """Simulate one run where it is executed (a thread, a process, a Dask worker). `config` is a Config
     or (values, name, key) from another process; `isa_shipment` the sweeping process's opcode tables,
     from a Dask client; `stop` stops the run (KeyboardInterrupt) when set; `ident` the workload's
-    identity in the run key (`Point.workload_id`), which a trace file must still have. Returns ("ok", metrics,
+    identity in the run key (`Point.workload_id`), which a trace file must still have; `version` the
+    sweeping process's `model_version()`, in the run key too, which a worker of another process must
+    run (a Dask worker of an older install would store its results as the new model's). Returns ("ok", metrics,
     wall_seconds) or ("error", message, traceback): errors travel as text, so any executor can report
     them."""
     if stop is not None and stop.is_set():   # the sweep was stopped while this run waited
@@ -584,6 +586,10 @@ def _execute(config, ref: tuple[str, str], seed: int, trace: Trace | None = None
     try:
         from gpucachex.sim import simulate
 
+        if version is not None and version != model_version():
+            raise RuntimeError(f"this worker runs gpucachex model {model_version()}, not the sweep's {version}, "
+                               f"under which its results would be stored; give every worker the same "
+                               f"gpucachex build as the sweeping process")
         if isa_shipment is not None:
             _use_isa(isa_shipment)
         if not isinstance(config, Config):
@@ -684,7 +690,8 @@ class _ProcessRunner:
         from concurrent.futures.process import BrokenProcessPool
 
         try:
-            return self.pool.submit(_execute, _ship_config(p.config), p.ref, p.seed, ident=p.workload_id)
+            return self.pool.submit(_execute, _ship_config(p.config), p.ref, p.seed, ident=p.workload_id,
+                                    version=model_version())
         except BrokenProcessPool:  # a run killed its worker: start a fresh pool for the remaining runs
             self.pool.shutdown(wait=False, cancel_futures=True)
             self.restarts += 1
@@ -692,7 +699,8 @@ class _ProcessRunner:
                 raise RuntimeError(f"{self.BROKEN_HINT}; stopped after {self.restarts} attempts "
                                    f"(finished runs are kept)") from None
             self._start()
-            return self.pool.submit(_execute, _ship_config(p.config), p.ref, p.seed, ident=p.workload_id)
+            return self.pool.submit(_execute, _ship_config(p.config), p.ref, p.seed, ident=p.workload_id,
+                                    version=model_version())
 
     def wait(self, futures):
         from concurrent.futures import FIRST_COMPLETED, wait
@@ -769,7 +777,8 @@ class _DaskRunner:
     def submit(self, p: Point):
         trace = self._trace(p.ref[1]) if p.ref[0] == "trace" else None
         return self.client.submit(_execute, _ship_config(p.config), p.ref, p.seed, trace, None, self.isa,
-                                  ident=p.workload_id, key=f"gpucachex-run-{p.key()}", retries=0)
+                                  ident=p.workload_id, version=model_version(), key=f"gpucachex-run-{p.key()}",
+                                  retries=0)
 
     def wait(self, futures):
         from concurrent.futures import CancelledError

@@ -894,3 +894,24 @@ def test_ctrl_c_stops_the_worker_processes_and_keeps_the_finished_runs(tmp_path,
     with ResultsStore(path) as store:
         assert list(store.results()["workload"]) == ["vectoradd:tiny"]
         assert len(store.failures()) == 0   # a stopped run is no failure: the next sweep simply runs it
+
+
+def test_a_worker_running_another_model_fails_its_runs_instead_of_storing_them_under_the_sweeps(tmp_path,
+                                                                                                monkeypatch):
+    # A Dask worker left on an older install (or a worker process started after the sources changed) would
+    # compute with its own model, and its rows would be stored under the run keys of the sweep's model.
+    # Here the sweeping process claims another model; its spawned workers run the real one.
+    import importlib
+
+    sweep_module = importlib.import_module("gpucachex.sweep")   # the package's `sweep` is the function
+    real = sweep_module.model_version()
+    monkeypatch.setattr(sweep_module, "_MODEL_VERSION", "0.0+feedfacecafe")
+    path = tmp_path / "s.sqlite"
+    with pytest.raises(SweepError, match=rf"this worker runs gpucachex model {re.escape(real)}, not the sweep's "
+                                         rf"0\.0\+feedfacecafe"):
+        sweep(BASE, None, ["vectoradd:tiny"], store=path, jobs=1, executor="processes", progress=False)
+    with ResultsStore(path) as store:
+        assert len(store) == 0 and len(store.failures()) == 1
+    monkeypatch.undo()
+    assert sweep(BASE, None, ["vectoradd:tiny"], store=path, jobs=1, executor="processes",
+                 progress=False).attrs["sweep"]["failed"] == 0
