@@ -348,6 +348,9 @@ def _sweep_options(args) -> dict:
         raise CliError(f"--store {args.store} and --no-store contradict each other; give one")
     if args.jobs is not None and args.jobs < 1:
         raise CliError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.jobs is not None and args.address is not None:   # it would be ignored
+        raise CliError(f"--jobs sizes the local Dask cluster started without --address; the cluster at "
+                       f"{args.address} runs on its own workers: leave --jobs out")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--out {out} is a file, not a folder")

@@ -895,7 +895,7 @@ def sweep(base: Config | str, grid=None, workloads: Sequence[Any] = (), *, seeds
     not simulated again, each new run is committed as soon as it finishes. `executor`: ``"local"`` or
     ``"threads"`` (a thread pool; default), ``"processes"`` (spawned worker processes) or ``"dask"`` (a
     Dask distributed cluster at `address`, or a LocalCluster of `jobs` workers when no address is
-    given). `jobs`: workers (default: every core). `progress`: a progress bar with ETA on stderr (None:
+    given). `jobs`: workers (default: every core; not with `address`, whose cluster has its own). `progress`: a progress bar with ETA on stderr (None:
     when stderr is a terminal or in a notebook). `errors`: ``"raise"`` (default: after every other run
     finished, raise SweepError naming the failed runs) or ``"skip"`` (leave their rows out). Failed runs
     are recorded in the store with their error and retried by the next sweep. `desc`: the progress
@@ -917,6 +917,9 @@ def sweep(base: Config | str, grid=None, workloads: Sequence[Any] = (), *, seeds
         raise ValueError(f"address={address!r} needs executor='dask'")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+    if jobs is not None and address is not None:   # it would be ignored: the cluster's workers run
+        raise ValueError(f"jobs={jobs!r} sizes the LocalCluster a Dask sweep starts without an address; the "
+                         f"cluster at {address} runs on its own workers: leave jobs out")
     if errors not in ("raise", "skip"):
         raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
     if progress is not None and not isinstance(progress, (bool, np.bool_)):

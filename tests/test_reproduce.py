@@ -244,6 +244,11 @@ def test_empty_out_store_and_address_are_errors(registry, tmp_path, capsys, monk
                              "--no-progress"]) == 2
             err = capsys.readouterr().err
             assert "--address is empty; give the Dask scheduler's address, such as tcp://HOST:8786" in err
+        # --jobs with --address would be ignored: refused before connecting to the scheduler
+        assert cli.main([*command, "--quick", "--out", "out", "--executor", "dask", "--address", "tcp://127.0.0.1:1",
+                         "--jobs", "4", "--no-progress"]) == 2
+        assert ("--jobs sizes the local Dask cluster started without --address; the cluster at tcp://127.0.0.1:1 "
+                "runs on its own workers: leave --jobs out") in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["specs"]
 
 

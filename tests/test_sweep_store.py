@@ -161,6 +161,10 @@ def test_bad_sweep_arguments_fail_before_running(tmp_path):
         sweep(BASE, None, ["bfs:tiny"], address="tcp://127.0.0.1:8786")
     with pytest.raises(ValueError, match="jobs must be a positive integer"):
         sweep(BASE, None, ["bfs:tiny"], jobs=0)
+    # A cluster at an address runs on its own workers: jobs would be ignored (checked before connecting).
+    with pytest.raises(ValueError, match=r"jobs=4 sizes the LocalCluster .* the cluster at tcp://127.0.0.1:1 runs on "
+                                         r"its own workers: leave jobs out"):
+        sweep(BASE, None, ["bfs:tiny"], executor="dask", address="tcp://127.0.0.1:1", jobs=4)
     with pytest.raises(ValueError, match="errors must be"):
         sweep(BASE, None, ["bfs:tiny"], errors="ignore")
     with pytest.raises(TypeError, match="store must be"):
