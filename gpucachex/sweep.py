@@ -757,14 +757,27 @@ class _DaskRunner:
             self.client = distributed.Client(self.cluster)
         else:
             self.client = connect_dask(address)
-        threads = sum(self.client.nthreads().values()) or 1
-        self.window = max(2, 2 * threads)
+        self._window, self._window_due = 2, 0.0
         self.workloads = traces
         self.traces = {ident: self.client.scatter(t, hash=False) for ident, t in traces.items()}
         # With every run, not once per worker: a cluster's workers outlive this sweep, and may join it late.
         # In the run's own arguments (about a kilobyte), not scattered: scattered data dies with the workers
         # that hold it, and every later run would be cancelled for want of it.
         self.isa = _isa_shipment()
+
+    WINDOW_REFRESH_S = 5.0
+
+    @property
+    def window(self) -> int:
+        """Runs in flight: two per worker thread the cluster has now, asked again every few seconds. A
+        cluster that grows while the sweep runs (an adaptive one, which may start with no worker) would
+        otherwise be given only the runs its first workers could take, and never grow."""
+        import time
+
+        if time.monotonic() >= self._window_due:
+            self._window = max(2, 2 * sum(self.client.nthreads().values()))
+            self._window_due = time.monotonic() + self.WINDOW_REFRESH_S
+        return self._window
 
     def _trace(self, ident: str):
         """The scattered copy of an in-memory Trace, scattered again when the workers that held it died

@@ -919,3 +919,24 @@ def test_a_worker_running_another_model_fails_its_runs_instead_of_storing_them_u
     monkeypatch.undo()
     assert sweep(BASE, None, ["vectoradd:tiny"], store=path, jobs=1, executor="processes",
                  progress=False).attrs["sweep"]["failed"] == 0
+
+
+def test_a_dask_sweep_gives_a_growing_cluster_more_runs(monkeypatch):
+    # An adaptive cluster may start with one worker or none: runs in flight follow the workers it has
+    # now, or it is never given the work to grow for.
+    distributed = pytest.importorskip("distributed")
+    import importlib
+
+    sweep_module = importlib.import_module("gpucachex.sweep")   # the package's `sweep` is the function
+    monkeypatch.setattr(sweep_module._DaskRunner, "WINDOW_REFRESH_S", 0.0)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        runner = sweep_module._DaskRunner(None, cluster.scheduler_address, {})
+        try:
+            assert runner.window == 2
+            cluster.scale(3)
+            runner.client.wait_for_workers(3, timeout=60)
+            assert runner.window == 6
+        finally:
+            runner.close()
+
