@@ -759,7 +759,11 @@ class _DaskRunner:
             self.client = connect_dask(address)
         self._window, self._window_due = 2, 0.0
         self.workloads = traces
-        self.traces = {ident: self.client.scatter(t, hash=False) for ident, t in traces.items()}
+        try:
+            self.traces = {ident: self.client.scatter(t, hash=False) for ident, t in traces.items()}
+        except BaseException:   # the cluster this runner started must not outlive it
+            self.close()
+            raise
         # With every run, not once per worker: a cluster's workers outlive this sweep, and may join it late.
         # In the run's own arguments (about a kilobyte), not scattered: scattered data dies with the workers
         # that hold it, and every later run would be cancelled for want of it.

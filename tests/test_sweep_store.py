@@ -940,3 +940,24 @@ def test_a_dask_sweep_gives_a_growing_cluster_more_runs(monkeypatch):
         finally:
             runner.close()
 
+
+def test_a_dask_runner_that_fails_to_start_closes_the_cluster_it_started(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    import importlib
+
+    sweep_module = importlib.import_module("gpucachex.sweep")   # the package's `sweep` is the function
+    started = []
+
+    class Recording(distributed.LocalCluster):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    def refused(self, *args, **kwargs):
+        raise RuntimeError("scatter refused")
+
+    monkeypatch.setattr(distributed, "LocalCluster", Recording)
+    monkeypatch.setattr(distributed.Client, "scatter", refused)
+    with pytest.raises(RuntimeError, match="scatter refused"):
+        sweep_module._DaskRunner(1, None, {"t": workloads.make("vectoradd", "tiny")})
+    assert len(started) == 1 and started[0].status.name == "closed"
