@@ -209,6 +209,12 @@ def histogram(frame, x: str | None = None, *, columns: Sequence[str] | None = No
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6, 3.5))
     groups = [(None, frame)] if hue is None else list(frame.groupby(hue, sort=False))
     if x is not None:
+        lacking = int(frame[x].isna().sum())
+        if lacking:   # a run without a value falls in no bin, and the counts would not say so
+            import warnings
+
+            warnings.warn(f"histogram: {lacking} of the {len(frame)} rows have no value of {x!r} and are left out",
+                          stacklevel=2)
         values = frame[x].dropna().to_numpy(dtype=float)
         if logx:
             positive = values[values > 0]
@@ -235,8 +241,18 @@ def histogram(frame, x: str | None = None, *, columns: Sequence[str] | None = No
         pos = np.arange(len(columns))
         for i, (name, rows) in enumerate(groups):
             heights = rows[columns].mean().to_numpy(dtype=float)
-            if density and heights.sum() > 0:
-                heights = heights / heights.sum()
+            missing = np.isnan(heights)
+            if missing.any():
+                # No bar reads as a bucket of 0, and a NaN total would leave the others un-normalised.
+                import warnings
+
+                lacking = ", ".join(repr(c) for c, m in zip(columns, missing) if m)
+                where = "" if name is None else f" for {hue} {name}"
+                warnings.warn(f"histogram: no value of {lacking}{where}: no bar drawn"
+                              + (", the fractions are of the other buckets" if density else ""), stacklevel=2)
+            total = np.nansum(heights)
+            if density and total > 0:
+                heights = heights / total
             ax.bar(pos + (i - (len(groups) - 1) / 2) * width, heights, width, label=None if name is None else str(name))
         ax.set_xticks(pos, names, rotation=45, ha="right")
         ax.set_xlabel(xlabel or "")
@@ -319,6 +335,12 @@ def pareto(frame, x: str = "cache_energy_j", y: str = "ipc", *, by: str | Sequen
     else:
         data = frame[[x, y]].reset_index(drop=True)
         names = [str(i) for i in range(len(data))]
+        lacking = data[[x, y]].isna().any(axis=1)
+        if lacking.any():   # no point, and not on the frontier either: say which rows
+            import warnings
+
+            shown = ", ".join(map(str, frame.index[lacking.to_numpy()]))
+            warnings.warn(f"pareto: rows {shown} have no value of {x!r} or {y!r} and are not drawn", stacklevel=2)
     front = pareto_front(data, x, y, minimize_x=minimize_x, maximize_y=maximize_y).to_numpy()
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(6, 4))
     ax.scatter(data[x][~front], data[y][~front], color="0.6", label="dominated", zorder=2)

@@ -142,6 +142,7 @@ def test_an_empty_frame_is_refused_not_drawn_blank(draw):
 @pytest.mark.filterwarnings("ignore:normalized_bars")   # of the one workload with a value
 @pytest.mark.filterwarnings("ignore:stacked_bars")      # the bar of the other one is left out
 @pytest.mark.filterwarnings("ignore:histogram")         # the bucket's mean over the one row with a value
+@pytest.mark.filterwarnings("ignore:pareto")            # the row without a value is not drawn
 def test_a_metric_without_a_value_is_refused_not_drawn_blank(draw, shown):
     # e.g. ratios to a baseline run that failed: every one NaN
     frame = pd.DataFrame({"workload": ["a", "b"], "ways": [2, 4], "ipc": [float("nan")] * 2, "A0": [0.5, 0.25]})
@@ -250,3 +251,28 @@ def test_a_bar_point_or_cell_that_averages_fewer_rows_than_it_has_says_so():
         warnings.simplefilter("error")   # every row with a value: not a word
         plot.normalized_bars(full, "acc", hue="org"), plot.lines(full, "ways", "acc")
         plot.heatmap(frame, "ways", "workload", "acc", agg="count")   # counts values, as it says
+
+
+def test_a_histogram_or_pareto_plot_leaving_out_rows_without_a_value_says_so():
+    import warnings
+
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    frame = pd.DataFrame({"v": [0.5, np.nan, 1.5], "w": ["a", "b", "b"], "A0": [0.25, np.nan, np.nan],
+                          "A1": [0.75, 0.5, 0.5], "e": [1.0, np.nan, 2.0], "ipc": [1.0, 2.0, 3.0]})
+    with pytest.warns(UserWarning, match=r"histogram: 1 of the 3 rows have no value of 'v' and are left out"):
+        assert [p.get_height() for p in plot.histogram(frame, "v", bins=[0, 1, 2]).axes[0].patches] == [1, 1]
+    # workload b has no A0 at all: its A1 bar is the whole of what it has, not a fraction of NaN
+    with pytest.warns(UserWarning, match=r"histogram: no value of 'A0' for w b: no bar drawn, the fractions are "
+                                         r"of the other buckets"):
+        fig = plot.histogram(frame, columns=["A0", "A1"], hue="w", density=True)
+    heights = [p.get_height() for p in fig.axes[0].patches]
+    assert heights[:2] == [0.25, 0.75] and np.isnan(heights[2]) and heights[3] == 1.0
+    with pytest.warns(UserWarning, match=r"pareto: rows 1 have no value of 'e' or 'ipc' and are not drawn"):
+        fig = plot.pareto(frame, "e", "ipc")
+    drawn = [np.ma.filled(np.ma.asarray(c.get_offsets(), dtype=float), np.nan) for c in fig.axes[0].collections[:2]]
+    assert sum(int(np.isfinite(o).all(axis=1).sum()) for o in drawn) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plot.histogram(frame.dropna(), "v"), plot.pareto(frame.dropna(), "e", "ipc")
