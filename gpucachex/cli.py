@@ -49,6 +49,18 @@ def _read_addresses(path: str):
     return np.fromfile(p, dtype="<u8").astype(np.uint64, copy=False)
 
 
+# gpucachex.cache_run's keywords other than a policy's parameters: what --option says instead.
+_WRITES_ONLY = "an address file holds reads only, which no write policy changes"
+_CACHE_OWN_OPTIONS = {
+    "sector_bytes": "give the sector size with --sector",
+    "seed": "give the seed with --seed",
+    "index": "this command indexes sets by line mod sets (gpucachex.cache_run's index= chooses another)",
+    "write_back": _WRITES_ONLY,
+    "write_allocate": _WRITES_ONLY,
+    "write_policy": _WRITES_ONLY,
+}
+
+
 def cmd_cache(args) -> int:
     from gpucachex.functional import cache_run
 
@@ -64,6 +76,13 @@ def cmd_cache(args) -> int:
         key, sep, value = item.partition("=")
         if not sep:
             raise CliError(f"--option expects key=value, got {item!r}")
+        # cache_run takes its own keywords and the policy's parameters in one namespace: passed on,
+        # sector_bytes overrode --sector without a word, and seed failed with "cache_run() got
+        # multiple values".
+        if key in _CACHE_OWN_OPTIONS:
+            raise CliError(f"--option {key}: not a parameter of a replacement policy; {_CACHE_OWN_OPTIONS[key]}")
+        if key in options:
+            raise CliError(f"--option {key} is given twice")
         try:
             options[key] = int(value)
         except ValueError:

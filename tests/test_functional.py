@@ -310,6 +310,26 @@ def test_cli_cache_table_and_policy_option(tmp_path, capsys):
     assert "--option rrpv_bits: 'two' is not a number" in capsys.readouterr().err
 
 
+def test_cli_cache_option_takes_only_policy_parameters(tmp_path, capsys):
+    # Lines 0, 1, 0 in one 2-way set of 128 B lines, 32 B sectors: 0x00 and 0x40 are different
+    # sectors of line 0, so the second read of line 0 is a sector miss and nothing hits.
+    path = tmp_path / "trace.bin"
+    np.array([0x00, 0x80, 0x40], dtype="<u8").tofile(path)
+    geometry = ["cache", str(path), "--sets", "1", "--ways", "2", "--line", "128", "--json"]
+    assert cli_main([*geometry, "--sector", "32"]) == 0
+    assert json.loads(capsys.readouterr().out)["hits"] == 0
+    # --option sector_bytes=128 silently replaced --sector 32 (the read hit); --option seed=1 failed
+    # with "cache_run() got multiple values for keyword argument 'seed'".
+    for option, flag in (("sector_bytes=128", "--sector"), ("seed=1", "--seed"), ("index=1", "mod"),
+                         ("write_back=0", "reads only"), ("write_allocate=0", "reads only")):
+        assert cli_main([*geometry, "--sector", "32", "--option", option]) == 2
+        err = capsys.readouterr().err
+        assert f"--option {option.split('=')[0]}: not a parameter of a replacement policy" in err and flag in err
+    # a parameter given twice: the second one silently won
+    assert cli_main([*geometry, "--policy", "srrip", "--option", "rrpv_bits=3", "--option", "rrpv_bits=2"]) == 2
+    assert "--option rrpv_bits is given twice" in capsys.readouterr().err
+
+
 def test_cli_cache_errors(tmp_path, capsys):
     bad = tmp_path / "bad.bin"
     bad.write_bytes(b"\x00" * 12)
