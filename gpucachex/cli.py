@@ -95,9 +95,11 @@ def cmd_cache(args) -> int:
                           seed=args.seed, **options)
     except (ValueError, TypeError) as exc:
         raise CliError(str(exc)) from None
-    stats["hit_rate"] = stats["hits"] / stats["accesses"] if stats["accesses"] else 0.0
+    # A hit rate over no access (an empty file) is undefined: NaN (null in JSON), as simulate reports
+    # it; a 0 would read as measured (every access missed).
+    stats["hit_rate"] = stats["hits"] / stats["accesses"] if stats["accesses"] else math.nan
     if args.json:
-        print(json.dumps(stats, indent=2))
+        print(json.dumps(_json_safe(stats), indent=2, allow_nan=False))
     else:
         _print_table(stats, f"{args.trace}: {args.sets} sets x {args.ways} ways x {args.line} B, {args.policy}")
     return 0

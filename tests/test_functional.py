@@ -330,6 +330,18 @@ def test_cli_cache_option_takes_only_policy_parameters(tmp_path, capsys):
     assert "--option rrpv_bits is given twice" in capsys.readouterr().err
 
 
+def test_cli_cache_hit_rate_of_an_empty_file_is_undefined(tmp_path, capsys):
+    # No access, no hit rate: it printed 0 (every access missed), where simulate prints nan / null.
+    path = tmp_path / "empty.bin"
+    path.write_bytes(b"")
+    geometry = ["cache", str(path), "--sets", "4", "--ways", "2", "--line", "64"]
+    assert cli_main([*geometry, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["accesses"] == 0 and out["hit_rate"] is None
+    assert cli_main(geometry) == 0
+    assert ["hit_rate", "nan"] in [line.split() for line in capsys.readouterr().out.splitlines()]
+
+
 def test_cli_cache_errors(tmp_path, capsys):
     bad = tmp_path / "bad.bin"
     bad.write_bytes(b"\x00" * 12)
