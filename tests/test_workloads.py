@@ -631,23 +631,25 @@ def test_characterization_tells_the_locality_classes_apart():
     assert va["req_per_line"] == 1.0 and va["l2_hit"] == 0.0 and va["l1_hit"] == 0.0
 
 
-@pytest.mark.parametrize("opcode, l1_hit", [("LDG.E", 0.5), ("LDG.E.CG", 0.0), ("LDG.E.STRONG.GPU", 0.0),
+@pytest.mark.parametrize("opcode, l1_hit", [("LDG.E", 0.5), ("LDG.E.CG", None), ("LDG.E.STRONG.GPU", None),
                                             ("LDL", 0.5), ("LDL.CG", 0.5)])
 def test_functional_l1_sees_only_the_loads_the_l1d_caches(opcode, l1_hit):
     """Two loads of one line: uncached global loads (.CG, strong GPU scope) go to the L2 only, as in
-    the timing model, which caches local data whatever the modifiers."""
+    the timing model, which caches local data whatever the modifiers. When no load reaches the L1D
+    (l1_hit None), its hit rate is undefined in both: NaN."""
     line = tracebuild.lanes(0x10000000)
     prog = [tracebuild.ld(1, line, opcode=opcode), tracebuild.ld(2, line, opcode=opcode, src=(1,)),
             tracebuild.Inst("EXIT")]
     t = tracebuild.build([tracebuild.KernelSpec([[prog]], threads_per_cta=32)])
     c = characterize(t)
-    assert c["l1_hit"] == l1_hit and c["l2_hit"] == 0.5
-    assert requests(t)["bypass"].tolist() == [l1_hit == 0.0] * 2
+    assert c["l2_hit"] == 0.5
+    assert requests(t)["bypass"].tolist() == [l1_hit is None] * 2
     r = simulate("gtx480", t, energy=False)
-    if l1_hit == 0.0:   # no load reached the L1D: its hit rate is undefined
+    if l1_hit is None:
+        assert math.isnan(c["l1_hit"])
         assert r["l1d_accesses"] == 0 and math.isnan(r["l1d_hit_rate"])
     else:
-        assert r["l1d_hit_rate"] == l1_hit
+        assert c["l1_hit"] == r["l1d_hit_rate"] == l1_hit
 
 
 @pytest.mark.parametrize("store, l1_hit, fills", [("STG.E", 0.0, 2), ("STG.E.CG", 0.5, 1), ("RED.E.ADD", 0.5, 1),
@@ -692,6 +694,33 @@ def test_characterization_refuses_what_it_cannot_count():
     assert characterize(t, n_sms=np.int64(15)) == characterize(t)
 
 
+def test_characterization_rates_over_nothing_are_nan_not_zero():
+    """A share or rate with nothing to divide by is undefined, as in the timing model's metrics: it
+    read 0.0, which looks measured (no reuse inside the CTA, every L1 access missed)."""
+    from gpucachex.workloads.characterize import COLUMNS, format_cell, simulated_metrics
+
+    def one(prog):
+        return tracebuild.build([tracebuild.KernelSpec([[prog + [tracebuild.Inst("EXIT")]]], threads_per_cta=32)])
+
+    # ALU only: no memory instruction, no request
+    c = characterize(one([tracebuild.alu(dst=(1,))]))
+    assert (c["warp_util"], c["requests"], c["footprint_mb"]) == (1.0, 0, 0.0)
+    undefined = [k for k in c if k not in ("kernels", "warp_insts", "mem_insts", "warp_util", "requests",
+                                           "footprint_mb")]
+    assert undefined and [k for k in undefined if not math.isnan(c[k])] == []
+    # one read of one line: nothing is re-referenced, the L1 and the L2 each take one access and miss
+    c = characterize(one([tracebuild.ld(1, tracebuild.lanes(0x10000000))]))
+    assert (c["req_per_line"], c["l1_hit"], c["l2_hit"]) == (1.0, 0.0, 0.0)
+    assert all(math.isnan(c[f"reuse_{k}"]) for k in ("intra", "inter", "kernel"))
+    # no load the L1 caches: its hit rate is undefined, the L2's is not
+    cg = tracebuild.ld(1, tracebuild.lanes(0x10000000), opcode="LDG.E.CG")
+    c = characterize(one([cg, tracebuild.ld(2, tracebuild.lanes(0x10000000), opcode="LDG.E.CG", src=(1,))]))
+    assert math.isnan(c["l1_hit"]) and c["l2_hit"] == 0.5
+    assert simulated_metrics(one([cg]))["l2_acc_per_line"] is math.nan    # no line count given
+    # the docs table shows such a cell as n/a
+    assert [format_cell(f, math.nan) for _, _, f in COLUMNS] == ["n/a"] * len(COLUMNS)
+
+
 def test_simulated_metrics_come_from_the_timing_model():
     from gpucachex.workloads.characterize import simulated_metrics
     stream = simulated_metrics(tiny("vectoradd"), lines=100)
@@ -718,13 +747,13 @@ def docs_table() -> dict[str, dict[str, str]]:
 
 
 def assert_docs_row(name, simulated: bool):
-    from gpucachex.workloads.characterize import COLUMNS, LINE, simulated_metrics
+    from gpucachex.workloads.characterize import COLUMNS, LINE, format_cell, simulated_metrics
     trace = workloads.make(name, "small")                  # the size the page is generated at
     row = characterize(trace)
     if simulated:
         row.update(simulated_metrics(trace, "gtx480", lines=int(round(row["footprint_mb"] * 2 ** 20 / LINE))))
     doc = docs_table()[name]
-    stale = {h: (doc[h], f.format(row[c])) for c, h, f in COLUMNS if c in row and doc[h] != f.format(row[c])}
+    stale = {h: (doc[h], format_cell(f, row[c])) for c, h, f in COLUMNS if c in row and doc[h] != format_cell(f, row[c])}
     assert not stale, (f"docs/workloads.md is stale for {name} (column: (page, now)): {stale}; regenerate it with "
                        "python -m gpucachex.workloads.characterize")
 
@@ -732,7 +761,8 @@ def assert_docs_row(name, simulated: bool):
 # docs/workloads.md is generated; these keep it honest. A cheap sample of the simulator-independent
 # columns (models with unrolled loads, stores the functional L1 evicts, hotspot's launches); the
 # slow test checks every model, the timing model's columns too.
-@pytest.mark.parametrize("name", ["conv3d", "cfd", "fwt", "hotspot", "srad", "nw", "gaussian", "myocyte"])
+@pytest.mark.parametrize("name", ["conv3d", "cfd", "fwt", "hotspot", "srad", "nw", "gaussian", "myocyte",
+                                  "vectoradd"])
 def test_docs_workloads_table_is_current(name):
     assert_docs_row(name, simulated=False)
 

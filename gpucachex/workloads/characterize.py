@@ -24,6 +24,7 @@ filtered by the L1s (cache_run gives counts, not per-access outcomes).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -40,6 +41,14 @@ N_SMS = 15
 MAX_CTAS, MAX_THREADS, MAX_REGS, MAX_SHARED = 8, 1536, 32768, 48 * 1024
 L1 = dict(sets=32, ways=4, line_bytes=LINE)          # 16 KB
 L2 = dict(sets=384, ways=16, line_bytes=LINE)        # 768 KB
+
+
+def _ratio(a: float, b: float) -> float:
+    """a / b, NaN when b is zero: a rate or share over nothing (an L1 hit rate when every load bypasses
+    the L1, the reuse split of a trace without re-references) is undefined, and a 0 would read as
+    measured, as in the timing model's metrics. Always the one object math.nan, so that two equal
+    characterizations still compare equal."""
+    return a / b if b else math.nan
 
 
 def ctas_per_sm(kernel) -> int:
@@ -158,13 +167,14 @@ def characterize(trace: Trace, n_sms: int = N_SMS) -> dict:
     sec = requests(trace, n_sms, granularity=SECTOR)
     n_req = req["block"].size
     out = dict(kernels=len(trace.kernels), warp_insts=insts, mem_insts=mem_insts,
-               warp_util=lanes / (WARP_SIZE * insts) if insts else 0.0,
-               mem_warp_util=mem_lanes / (WARP_SIZE * mem_insts) if mem_insts else 0.0,
-               requests=n_req, req_per_inst=n_req / gl_insts if gl_insts else 0.0,
-               lines_per_warp_lanes=n_req / (gl_lanes / WARP_SIZE) if gl_lanes else 0.0)
+               warp_util=_ratio(lanes, WARP_SIZE * insts),
+               mem_warp_util=_ratio(mem_lanes, WARP_SIZE * mem_insts),
+               requests=n_req, req_per_inst=_ratio(n_req, gl_insts),
+               lines_per_warp_lanes=_ratio(n_req, gl_lanes / WARP_SIZE))
     if not n_req:
-        return {**out, "footprint_mb": 0.0, "req_per_line": 0.0, "lines_multi_cta": 0.0, "lines_multi_sm": 0.0,
-                "reuse_intra": 0.0, "reuse_inter": 0.0, "reuse_kernel": 0.0, "l1_hit": 0.0, "l2_hit": 0.0}
+        return {**out, "footprint_mb": 0.0, **{k: math.nan for k in (
+            "req_per_line", "lines_multi_cta", "lines_multi_sm", "reuse_intra", "reuse_inter", "reuse_kernel",
+            "l1_hit", "l2_hit")}}
     line = req["block"]
     lines = np.unique(line).size
     split = reuse_split(sec["block"], sec["kernel"], sec["cta"])
@@ -172,7 +182,7 @@ def characterize(trace: Trace, n_sms: int = N_SMS) -> dict:
     out.update(footprint_mb=lines * LINE / 2 ** 20, req_per_line=n_req / lines,
                lines_multi_cta=_shared_blocks(line, req["kernel"], req["cta"]),
                lines_multi_sm=_shared_blocks(line, req["kernel"], req["sm"]),
-               **{f"reuse_{k}": split[k] / reuse if reuse else 0.0 for k in ("intra", "inter", "kernel")})
+               **{f"reuse_{k}": _ratio(split[k], reuse) for k in ("intra", "inter", "kernel")})
     out.update(functional_hit_rates(req))
     return out
 
@@ -218,7 +228,7 @@ def functional_hit_rates(req: dict[str, np.ndarray]) -> dict[str, float]:
             hits += h
             acc += a
     l2 = cache_run(np.ascontiguousarray(addr), writes=np.ascontiguousarray(req["write"]), policy="lru", **L2)
-    return {"l1_hit": hits / acc if acc else 0.0, "l2_hit": l2["hits"] / l2["accesses"] if l2["accesses"] else 0.0}
+    return {"l1_hit": _ratio(hits, acc), "l2_hit": _ratio(l2["hits"], l2["accesses"])}
 
 
 def simulated_metrics(trace: Trace, preset: str = "gtx480", lines: int | None = None) -> dict:
@@ -229,7 +239,7 @@ def simulated_metrics(trace: Trace, preset: str = "gtx480", lines: int | None = 
     r = simulate(preset, trace, energy=False)
     return {"sim_l1_hit": r["l1d_hit_rate"], "sim_l2_hit": r["l2_hit_rate"], "sim_cycles": r["cycles"],
             "sim_ipc": r["ipc"], "sim_l2_accesses": r["l2_accesses"],
-            "l2_acc_per_line": r["l2_accesses"] / lines if lines else 0.0, "sim_s": r.wall_seconds}
+            "l2_acc_per_line": _ratio(r["l2_accesses"], lines or 0), "sim_s": r.wall_seconds}
 
 
 # ---- the docs table --------------------------------------------------------------------------
@@ -253,6 +263,11 @@ COLUMNS = [
     ("sim_l2_hit", "L2 hit (gtx480)", "{:.0%}"),
     ("l2_acc_per_line", "L2 acc/line", "{:.1f}"),
 ]
+
+
+def format_cell(fmt: str, value) -> str:
+    """A table cell: `value` formatted, or n/a for a rate over nothing (NaN)."""
+    return "n/a" if isinstance(value, float) and math.isnan(value) else fmt.format(value)
 
 
 def table(size: str = "small", names: list[str] | None = None, progress=None) -> list[dict]:
@@ -391,13 +406,14 @@ def write_table(rows: list[dict], size: str, path: str | Path, medium: list[dict
         "L1s) over an approximate loose-round-robin interleaving; **L1D/L2 hit (gtx480)**: the timing",
         "model's hit rates on the `gtx480` preset (L2 accesses are what the L1Ds miss, pending hits count",
         "as misses);",
-        "**L2 acc/line**: the timing model's L2 accesses per distinct 128-B line (LoSCache's re-references).",
+        "**L2 acc/line**: the timing model's L2 accesses per distinct 128-B line (LoSCache's re-references);",
+        "**n/a**: a share or rate over nothing (no re-reference to split, no access to hit).",
         "",
         "| model | class | " + " | ".join(h for _, h, _ in COLUMNS) + " |",
         "|---|---|" + "---:|" * len(COLUMNS),
     ]
     for r in rows:
-        lines.append(f"| {r['model']} | {r['class']} | " + " | ".join(f.format(r[c]) for c, _, f in COLUMNS) + " |")
+        lines.append(f"| {r['model']} | {r['class']} | " + " | ".join(format_cell(f, r[c]) for c, _, f in COLUMNS) + " |")
     if medium:
         lines += [
             "", "## Size `medium`: long enough for warm-up and prediction phases", "",
