@@ -334,6 +334,24 @@ def test_l2_decay_restarts_the_interval_of_lines_a_host_copy_fills():
         assert r["l2_hits"] >= n  # kernel 2's reads
 
 
+def test_l2_decay_restarts_the_interval_of_a_present_line_a_host_copy_writes():
+    # Kernel 1 stores one word of line X, so X is in the L2 with data when a host copy of X comes before
+    # kernel 2 (l2.prefill). Kernel 2 waits, then reads X. The copy writes X: its interval restarts
+    # there, so X does not decay during the wait and the read hits, as when kernel 1 never touched X.
+    x = 0x4000000
+    cfg = presets.get("loscache").replace(**{
+        "core.sms": 1, "core.max_ctas": 1, "core.schedulers": 1, "l1i.size_kb": 0, "l1d.cache_global": False,
+        "l2.size_kb": 96.0, "l2.partitions": 6, "l2.ways": 16, "l2.prefill": True})
+    wait = [alu(dst=(60 + i % 2,)) for i in range(3000)]
+    w = simulate(cfg, build([KernelSpec([[wait]])]))["cycles"]
+    for first in ([st(lanes(x, n=1))] + wait, wait):
+        t1 = simulate(cfg, build([KernelSpec([[first]])]))["cycles"]
+        interval = w + t1 // 2   # longer than kernel 2's wait, shorter than the time since kernel 1's store
+        trace = build([KernelSpec([[first]]), KernelSpec([[wait + [ld(2, lanes(x))]]])], memcpys=[(1, x, 128)])
+        r = simulate(cfg.replace(**{"l2.power": "decay", "decay.interval": interval}), trace)
+        assert r["l2_decay_lines"] == 0 and r["l2_hits"] == 1 and r["dram_reads"] == 0
+
+
 # ---- divided word line ----------------------------------------------------------------------------
 
 # Reads of line A with words {0,2,4,6}, then {15,16,17}; a local line L read whole, then 2 words

@@ -569,12 +569,20 @@ static uint64_t copied_words(const gcx_cache *c, uint64_t la, uint64_t addr, uin
  * words the line lacks (a store wrote only some words; or a power technique switched the data off
  * and kept the tag). Words it holds keep their state (a dirty word keeps its writeback). A line
  * that held no data begins a residency now, as a line the copy installs: the power technique
- * finds it at the kernel's start (filled at `now`). A line being fetched gets its data from the
- * fetch. */
+ * finds it at the kernel's start (filled at `now`); one that held data is written by the copy all
+ * the same, and the power technique is told (cache decay restarts its idle count). A line being
+ * fetched gets its data from the fetch. */
 static void prefill_present(gcx_gpu *g, gcx_tcache *tc, uint32_t line, uint64_t words)
 {
     gcx_cache *c = &tc->c;
-    if (c->meta[line].reserved || (tc->word_valid[line] & words) == words)
+    if (c->meta[line].reserved)
+        return;
+    if (tc->word_valid[line]) {
+        gcx_tech *pw = tc->power;
+        if (pw->ops && pw->ops->line_prefill)
+            pw->ops->line_prefill(pw, tc, line, g->now);
+    }
+    if ((tc->word_valid[line] & words) == words)
         return;
     gcx_tcache_note_new_data(tc, line, g->now);
     tc->word_valid[line] |= words;

@@ -88,6 +88,9 @@ typedef struct gcx_technique {
      * kernel_start, whose power state it leaves as it was: a technique that keeps empty lines OFF
      * powers those on in kernel_start (their fill_cycle is now; see ideal_gating.c). */
     void (*line_fill)(gcx_tech *t, gcx_tcache *c, uint32_t line, const gcx_req *r, uint64_t now);
+    /* The L2 prefill copied words into present `line`, which still held data: the copy wrote the
+     * line without a request (a line it fills from empty is found at kernel_start, as above). */
+    void (*line_prefill)(gcx_tech *t, gcx_tcache *c, uint32_t line, uint64_t now);
     /* A line's data is about to be dropped (eviction, invalidation, flush). */
     void (*line_evict)(gcx_tech *t, gcx_tcache *c, uint32_t line, uint64_t now);
     /* A line that holds no data but a tag the technique kept (it powered the data off) is about to

@@ -223,6 +223,16 @@ static uint64_t decay_next_event(gcx_tech *t, uint64_t now)
     return GCX_INF;
 }
 
+/* A host copy (l2.prefill) wrote a line that still holds data: an access like any other. A line an
+ * earlier copy before the same kernel installed is not live yet: kernel_start powers it on. */
+static void decay_line_prefill(gcx_tech *t, gcx_tcache *tc, uint32_t line, uint64_t now)
+{
+    decay_state *st = t->state;
+    size_t i = (size_t)tc->id * st->lines + line;
+    if (st->live[i])
+        touch(st, i, now);
+}
+
 static void decay_line_evict(gcx_tech *t, gcx_tcache *tc, uint32_t line, uint64_t now)
 {
     decay_state *st = t->state;
@@ -292,6 +302,7 @@ const gcx_technique gcx_tech_l2_power_decay = {
     .line_live = decay_line_live,
     .line_access = decay_line_access,
     .line_fill = decay_line_fill,
+    .line_prefill = decay_line_prefill,
     .line_evict = decay_line_evict,
     .next_event = decay_next_event,
     .cache_finish = decay_cache_finish,
