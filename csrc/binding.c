@@ -437,12 +437,31 @@ static void release_kernels(kernel_buffers *kb, int n)
     }
 }
 
+/* `obj`, a Python integer (numpy's too) from 0 to 2**32 - 1, into *out; -1 (no exception set)
+ * otherwise. The "I" format would mask instead: a grid of 2**32 + 196 CTAs, or of -1, would run as
+ * another launch shape. */
+static int u32_of(PyObject *obj, uint32_t *out)
+{
+    unsigned long long v;
+    if (PyBool_Check(obj) || !PyIndex_Check(obj) || !u64_converter(obj, &v) || v > UINT32_MAX) {
+        PyErr_Clear();
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
 static int read_dims(PyObject *kd, int ki, const char *key, uint32_t out[3])
 {
     PyObject *obj = PyDict_GetItemString(kd, key);
-    if (!obj || !PyArg_ParseTuple(obj, "III", &out[0], &out[1], &out[2])) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_ValueError, "kernel %d: %s must be a tuple of three non-negative integers", ki + 1, key);
+    if (!obj) {
+        PyErr_Format(PyExc_ValueError, "kernel %d: missing %s (a tuple of three integers)", ki + 1, key);
+        return -1;
+    }
+    if (!PyTuple_Check(obj) || PyTuple_GET_SIZE(obj) != 3 || u32_of(PyTuple_GET_ITEM(obj, 0), &out[0]) ||
+        u32_of(PyTuple_GET_ITEM(obj, 1), &out[1]) || u32_of(PyTuple_GET_ITEM(obj, 2), &out[2])) {
+        PyErr_Format(PyExc_ValueError, "kernel %d: %s must be a tuple of three integers from 0 to 2**32 - 1, got %R",
+                     ki + 1, key, obj);
         return -1;
     }
     return 0;
@@ -451,13 +470,15 @@ static int read_dims(PyObject *kd, int ki, const char *key, uint32_t out[3])
 static int read_u32(PyObject *kd, int ki, const char *key, uint32_t *out)
 {
     PyObject *obj = PyDict_GetItemString(kd, key);
-    unsigned long v = obj ? PyLong_AsUnsignedLong(obj) : 0;
-    if (!obj || (v == (unsigned long)-1 && PyErr_Occurred()) || v > UINT32_MAX) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_ValueError, "kernel %d: %s must be a non-negative integer", ki + 1, key);
+    if (!obj) {
+        PyErr_Format(PyExc_ValueError, "kernel %d: missing %s (an integer)", ki + 1, key);
         return -1;
     }
-    *out = (uint32_t)v;
+    if (u32_of(obj, out)) {
+        PyErr_Format(PyExc_ValueError, "kernel %d: %s must be an integer from 0 to 2**32 - 1, got %R", ki + 1, key,
+                     obj);
+        return -1;
+    }
     return 0;
 }
 

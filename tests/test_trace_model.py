@@ -1,5 +1,7 @@
 """The Trace representation's own rules: validation errors name the problem, and totals are
 computed from the columns."""
+import re
+
 import numpy as np
 import pytest
 
@@ -137,6 +139,30 @@ def test_the_core_refuses_memcpys_it_cannot_hold():
     for bad in ([(0, 2**70, 8)], [(0, -1, 8)], [(2**33, 0, 8)], [(0, 1.5, 8)]):
         with pytest.raises(ValueError, match=r"memcpy 0 must be \(kernel index, address, bytes\)"):
             _core.simulate(presets.get("gtx480").to_dict(), _kernel_dicts(t), bad, 0, False)
+
+
+def test_the_core_refuses_launch_numbers_it_cannot_hold():
+    # simulate() validates first; the core's own check keeps a 33-bit or negative grid, block, nregs
+    # or shmem_bytes from being masked into another launch (2**32 + 1 CTAs run as 1, -1 as 2**32 - 1).
+    from gpucachex import _core, presets
+    from gpucachex.sim import _kernel_dicts
+
+    config = presets.get("gtx480").to_dict()
+    kernel = _kernel_dicts(Trace([tiny_kernel()], ["LDG.E"]))[0]
+    for key, bad in (("grid", (2**32 + 1, 1, 1)), ("grid", (-1, 1, 1)), ("block", (1, 2**32 + 32, 1)),
+                     ("grid", (1.0, 1, 1)), ("grid", [1, 1, 1])):
+        message = rf"kernel 1: {key} must be a tuple of three integers from 0 to 2\*\*32 - 1, got {re.escape(repr(bad))}"
+        with pytest.raises(ValueError, match=message):
+            _core.simulate(config, [dict(kernel, **{key: bad})], [], 0, False)
+    for key, bad in (("nregs", 2**32 + 8), ("shmem_bytes", -1), ("nregs", 8.0)):
+        with pytest.raises(ValueError, match=rf"kernel 1: {key} must be an integer from 0 to 2\*\*32 - 1, got {bad}"):
+            _core.simulate(config, [dict(kernel, **{key: bad})], [], 0, False)
+    with pytest.raises(ValueError, match=r"kernel 1: missing grid \(a tuple of three integers\)"):
+        _core.simulate(config, [{k: v for k, v in kernel.items() if k != "grid"}], [], 0, False)
+    # numpy integers are integers
+    numpy_launch = dict(kernel, grid=(np.uint32(1), np.int64(1), 1), nregs=np.uint16(kernel["nregs"]))
+    assert (_core.simulate(config, [numpy_launch], [], 0, False)["cycles"]
+            == _core.simulate(config, [kernel], [], 0, False)["cycles"])
 
 
 def test_memcpys_may_be_lists_and_numpy_integers():
