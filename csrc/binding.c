@@ -811,12 +811,15 @@ static PyObject *gpu_results(gcx_gpu *g, int detail)
 static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"config", "kernels", "memcpys", "seed", "detail", "progress", NULL};
-    PyObject *config, *kernels, *memcpys = Py_None, *progress_obj = Py_None;
+    PyObject *config, *kernels, *memcpys = Py_None, *progress_obj = Py_None, *detail_obj = Py_False;
     unsigned long long seed = 0;
-    int detail = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OO&pO", kwlist, &config, &kernels, &memcpys, seed_converter,
-                                     &seed, &detail, &progress_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OO&OO", kwlist, &config, &kernels, &memcpys, seed_converter,
+                                     &seed, &detail_obj, &progress_obj))
         return NULL;
+    /* A real bool only: the "p" format's truth value would make "False", "no" or [0] mean True. */
+    if (!PyBool_Check(detail_obj))
+        return PyErr_Format(PyExc_TypeError, "detail must be a bool, got %R", detail_obj);
+    int detail = detail_obj == Py_True;
     Py_buffer progress;
     int have_progress = progress_obj != Py_None;
     if (have_progress) {

@@ -2,6 +2,7 @@
 reservation-fail reason, shared-memory bank conflicts and barriers; conservation; determinism; and
 the checks a cache architect would make."""
 import math
+import re
 import signal
 import threading
 
@@ -878,6 +879,19 @@ def test_bad_workload_and_seed():
         detailed.line_residency("L2")
     with pytest.raises(ValueError, match=r"not recorded: simulate\(..., detail=True\)"):
         simulate(BASE, one_warp([alu(dst=(1,))])).line_residency("l2")
+
+
+def test_detail_is_a_bool_in_the_core_too():
+    # The core took detail's truth value: "no", "False" or [0] recorded per-line residencies.
+    from gpucachex.sim import _kernel_dicts
+
+    kernels = _kernel_dicts(one_warp([alu(dst=(1,))]))
+    for bad in ("no", "False", [0], 1):
+        with pytest.raises(TypeError, match=f"detail must be a bool, got {re.escape(repr(bad))}"):
+            _core.simulate(BASE.to_dict(), kernels, [], 0, bad)
+    assert "l2_line_residency" in _core.simulate(BASE.to_dict(), kernels, [], 0, True)
+    assert "l2_line_residency" not in _core.simulate(BASE.to_dict(), kernels, [], 0, False)
+    assert "l2_line_residency" not in _core.simulate(BASE.to_dict(), kernels)
 
 
 def test_an_unknown_metric_names_the_close_ones():
