@@ -425,7 +425,7 @@ static int get_column(PyObject *kd, int ki, const char *key, enum buf_kind kind,
 typedef struct kernel_buffers {
     Py_buffer v[N_COLUMNS];
     int n_held;
-    PyObject *name; /* a reference keeping the name's UTF-8 alive */
+    PyObject *name; /* the name's UTF-8 bytes, kept alive while the core runs */
 } kernel_buffers;
 
 static void release_kernels(kernel_buffers *kb, int n)
@@ -491,9 +491,14 @@ static int load_kernel(PyObject *kd, int ki, gcx_kernel *k, kernel_buffers *kb)
     }
     PyObject *name = PyDict_GetItemString(kd, "name");
     if (name && PyUnicode_Check(name)) {
-        Py_INCREF(name);
-        kb->name = name;
-        k->name = PyUnicode_AsUTF8(name);
+        /* The name only labels the core's messages. A lone surrogate (a file name decoded with
+         * surrogateescape names a kernel whose header has none) is written as an escape: strict
+         * UTF-8 would fail, and the run went on with that error set, to raise it (or a SystemError)
+         * only once the whole simulation was done. */
+        kb->name = PyUnicode_AsEncodedString(name, "utf-8", "backslashreplace");
+        if (!kb->name)
+            return -1;
+        k->name = PyBytes_AS_STRING(kb->name);
     }
     if (read_dims(kd, ki, "grid", k->grid) || read_dims(kd, ki, "block", k->block) ||
         read_u32(kd, ki, "nregs", &k->nregs) || read_u32(kd, ki, "shmem_bytes", &k->shmem_bytes))

@@ -894,6 +894,22 @@ def test_detail_is_a_bool_in_the_core_too():
     assert "l2_line_residency" not in _core.simulate(BASE.to_dict(), kernels)
 
 
+def test_a_kernel_name_that_is_not_utf8_runs_and_labels_errors():
+    # A .traceg file whose header has no kernel name is named after its file, and a file name that
+    # is not UTF-8 decodes with surrogates; the core ran the whole simulation with an encoding
+    # error pending, then raised it (or a SystemError) instead of the result.
+    program = [alu(dst=(1,)), alu(dst=(2,), src=(1,))]
+    plain = run(one_warp(program, name="kernel-1"))
+    odd = run(one_warp(program, name="kernel-\udcff"))
+    assert odd.metrics == plain.metrics
+    from gpucachex.sim import _kernel_dicts
+
+    kernels = _kernel_dicts(one_warp(program, name="kernel-\udcff"))
+    kernels[0]["shmem_bytes"] = 1 << 31
+    with pytest.raises(ValueError, match=r"kernel 1 \(kernel-\\udcff\) does not fit on an SM"):
+        _core.simulate(BASE.to_dict(), kernels, [], 0, False)
+
+
 def test_an_unknown_metric_names_the_close_ones():
     r = run(one_warp([alu(dst=(1,))]))
     with pytest.raises(KeyError, match=r"no metric 'l1_hitrate' in this result \(close: l1_hit_rate"):
