@@ -1368,13 +1368,27 @@ static PyObject *py_check_kernel(PyObject *self, PyObject *args, PyObject *kwarg
     static char *kwlist[] = {"cta", "warp", "opcode", "op_class", "space", "mask", "width", "addr_offset",
                              "n_addresses", "grid_ctas", "warps_per_cta", "n_opcodes", "n_op_classes", "n_spaces",
                              NULL};
-    PyObject *objs[8];
-    unsigned long long n_addresses, grid_ctas, warps_per_cta, n_opcodes;
-    unsigned int n_op_classes, n_spaces;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOOOOKKKKII", kwlist, &objs[0], &objs[1], &objs[2], &objs[3],
-                                     &objs[4], &objs[5], &objs[6], &objs[7], &n_addresses, &grid_ctas,
-                                     &warps_per_cta, &n_opcodes, &n_op_classes, &n_spaces))
+    PyObject *objs[8], *counts[6];
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOOOOOOOOOO", kwlist, &objs[0], &objs[1], &objs[2], &objs[3],
+                                     &objs[4], &objs[5], &objs[6], &objs[7], &counts[0], &counts[1], &counts[2],
+                                     &counts[3], &counts[4], &counts[5]))
         return NULL;
+    /* Checked, not masked as the "K" and "I" formats would: a grid of -1 CTAs read as 2**64 - 1
+     * let any CTA id pass, and 2**32 + 5 memory spaces read as 5. */
+    static const unsigned long long highest[6] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT32_MAX,
+                                                  UINT32_MAX};
+    unsigned long long v[6];
+    for (int i = 0; i < 6; i++) {
+        if (PyBool_Check(counts[i]) || !PyIndex_Check(counts[i]))
+            return PyErr_Format(PyExc_TypeError, "%s must be an integer, got %R", kwlist[8 + i], counts[i]);
+        if (!u64_converter(counts[i], &v[i]) || v[i] > highest[i]) {
+            PyErr_Clear();
+            return PyErr_Format(PyExc_ValueError, "%s must be an integer from 0 to %llu, got %R", kwlist[8 + i],
+                                highest[i], counts[i]);
+        }
+    }
+    unsigned long long n_addresses = v[0], grid_ctas = v[1], warps_per_cta = v[2], n_opcodes = v[3];
+    unsigned int n_op_classes = (unsigned int)v[4], n_spaces = (unsigned int)v[5];
     static const Py_ssize_t sizes[8] = {4, 2, 2, 1, 1, 4, 1, 8};
     Py_buffer views[8];
     int got = 0;

@@ -1008,6 +1008,24 @@ def test_check_kernel_rejects_wrong_buffers():
     _core.check_kernel(*args, 0, 1, 1, 1, 12, 6)
 
 
+def test_check_kernel_refuses_counts_it_cannot_hold():
+    # The counts were masked: a grid of -1 CTAs (read as 2**64 - 1) let any CTA id pass, and
+    # 2**64 + 1 CTAs or 2**32 + 6 memory spaces were read as 1 and 6.
+    z = np.zeros(2, np.uint32)
+    args = [z, np.zeros(2, np.uint16), np.zeros(2, np.uint16), np.zeros(2, np.uint8), np.zeros(2, np.uint8), z,
+            np.zeros(2, np.uint8), np.zeros(2, np.uint64)]
+    good = dict(n_addresses=0, grid_ctas=1, warps_per_cta=1, n_opcodes=1, n_op_classes=12, n_spaces=6)
+    for name, bad, high in (("grid_ctas", -1, 2**64 - 1), ("grid_ctas", 2**64 + 1, 2**64 - 1),
+                            ("n_addresses", -1, 2**64 - 1), ("n_spaces", 2**32 + 6, 2**32 - 1),
+                            ("n_op_classes", -1, 2**32 - 1)):
+        with pytest.raises(ValueError, match=f"{name} must be an integer from 0 to {high}, got {bad}"):
+            _core.check_kernel(*args, **{**good, name: bad})
+    for bad in (1.0, True, "1"):
+        with pytest.raises(TypeError, match=f"warps_per_cta must be an integer, got {re.escape(repr(bad))}"):
+            _core.check_kernel(*args, **{**good, "warps_per_cta": bad})
+    _core.check_kernel(*args, **{**good, "grid_ctas": np.uint64(1), "n_spaces": np.int32(6)})
+
+
 # ---- command line -------------------------------------------------------------------------------
 
 @needs_traces
