@@ -245,8 +245,23 @@ static int read_policy_params(const gcx_policy *policy, PyObject *params, double
             return -1;
         }
         double v = PyFloat_AsDouble(value);
-        if (v == -1.0 && PyErr_Occurred())
+        if (v == -1.0 && PyErr_Occurred()) {
+            /* A complex, an array of several numbers, an int beyond a double: name the option,
+             * which Python's own message ("must be real number, not complex") leaves out. */
+            const gcx_param_spec *spec = &policy->params[found];
+            int too_big = PyErr_ExceptionMatches(PyExc_OverflowError);
+            PyErr_Clear();
+            if (too_big) {
+                char msg[256]; /* PyErr_Format has no %g */
+                snprintf(msg, sizeof msg, "policy %s: %s must be between %g and %g, got an integer too large for a "
+                         "float", policy->name, name, spec->min_value, spec->max_value);
+                PyErr_SetString(PyExc_ValueError, msg);
+            } else {
+                PyErr_Format(PyExc_TypeError, "option %s of policy '%s' must be a number, got %.100s", name,
+                             policy->name, Py_TYPE(value)->tp_name);
+            }
             return -1;
+        }
         out[found] = v;
     }
     return 0;
@@ -282,18 +297,48 @@ static int seed_converter(PyObject *obj, void *out)
     return 1;
 }
 
+/* A cache_run geometry argument from `lowest` to 2**32 - 1, into *out, or -1 with an error naming it
+ * and the value given: the "L" format said only "int too big to convert" (which argument?), and a
+ * too large sector_bytes was reported as "cache geometry too large (sets 32, ways 4, ...)". */
+static int geometry_arg(PyObject *obj, const char *arg, long long lowest, long long *out)
+{
+    if (PyBool_Check(obj) || !PyIndex_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an integer, got %R", arg, obj);
+        return -1;
+    }
+    PyObject *index = PyNumber_Index(obj);
+    if (!index)
+        return -1;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
+    Py_DECREF(index);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow < 0 || (overflow == 0 && v < lowest)) {
+        PyErr_Format(PyExc_ValueError, lowest ? "%s must be a positive integer, got %R"
+                                              : "%s must be positive (or 0 for no sectors), got %R", arg, obj);
+        return -1;
+    }
+    if (overflow > 0 || v > UINT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s must be at most %lu, got %R", arg, (unsigned long)UINT32_MAX, obj);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 static PyObject *py_cache_run(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"addresses", "writes", "sets", "ways", "line_bytes", "policy", "sector_bytes",
                              "write_back", "write_allocate", "index", "seed", "policy_params", NULL};
     PyObject *addr_obj, *writes_obj = Py_None, *policy_params = Py_None;
     PyObject *write_back_obj = Py_True, *write_allocate_obj = Py_True;
-    long long sets, ways, line_bytes, sector_bytes = 0;
+    PyObject *sets_obj, *ways_obj, *line_bytes_obj, *sector_bytes_obj = NULL;
     const char *policy_name = "lru", *index = "mod";
     unsigned long long seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOLLL|sLOOsO&O", kwlist, &addr_obj, &writes_obj, &sets, &ways,
-                                     &line_bytes, &policy_name, &sector_bytes, &write_back_obj, &write_allocate_obj,
-                                     &index, seed_converter, &seed, &policy_params))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOO|sOOOsO&O", kwlist, &addr_obj, &writes_obj, &sets_obj,
+                                     &ways_obj, &line_bytes_obj, &policy_name, &sector_bytes_obj, &write_back_obj,
+                                     &write_allocate_obj, &index, seed_converter, &seed, &policy_params))
         return NULL;
     /* Real bools only: the "p" format's truth value would make "False", "no" or [0] mean True. */
     if (!PyBool_Check(write_back_obj))
@@ -302,16 +347,11 @@ static PyObject *py_cache_run(PyObject *self, PyObject *args, PyObject *kwargs)
         return PyErr_Format(PyExc_TypeError, "write_allocate must be a bool, got %R", write_allocate_obj);
     int write_back = write_back_obj == Py_True, write_allocate = write_allocate_obj == Py_True;
 
-    const char *bad = sets <= 0 ? "sets" : ways <= 0 ? "ways" : line_bytes <= 0 ? "line_bytes" : NULL;
-    long long bad_value = sets <= 0 ? sets : ways <= 0 ? ways : line_bytes;
-    if (bad)
-        return PyErr_Format(PyExc_ValueError, "%s must be a positive integer, got %lld", bad, bad_value);
-    if (sector_bytes < 0)
-        return PyErr_Format(PyExc_ValueError, "sector_bytes must be positive (or 0 for no sectors), got %lld",
-                            sector_bytes);
-    if (sets > UINT32_MAX || ways > UINT32_MAX || line_bytes > UINT32_MAX || sector_bytes > UINT32_MAX)
-        return PyErr_Format(PyExc_ValueError, "cache geometry too large (sets %lld, ways %lld, line_bytes %lld)",
-                            sets, ways, line_bytes);
+    long long sets, ways, line_bytes, sector_bytes = 0;
+    if (geometry_arg(sets_obj, "sets", 1, &sets) || geometry_arg(ways_obj, "ways", 1, &ways) ||
+        geometry_arg(line_bytes_obj, "line_bytes", 1, &line_bytes) ||
+        (sector_bytes_obj && geometry_arg(sector_bytes_obj, "sector_bytes", 0, &sector_bytes)))
+        return NULL;
     if (!gcx_is_pow2((uint64_t)line_bytes))
         return PyErr_Format(PyExc_ValueError, "line_bytes must be a power of two, got %lld", line_bytes);
     const gcx_policy *policy = gcx_policy_find(policy_name);

@@ -218,6 +218,18 @@ GOOD = np.arange(16, dtype=np.uint64) * np.uint64(64)
     (dict(policy="srrip", rrpv_bits=9), ValueError, "rrpv_bits must be between 1 and 8, got 9"),
     (dict(policy="srrip", rrpv_bits="two"), TypeError, "rrpv_bits of policy 'srrip' must be a number"),
     (dict(sector_bytes=48), ValueError, "sector_bytes must be a power of two"),
+    # named, with the value given (a too large sector_bytes was reported as the sets, ways and line size;
+    # the others said "int too big to convert" or "must be real number, not complex")
+    (dict(sector_bytes=2**40), ValueError, "sector_bytes must be at most 4294967295, got 1099511627776"),
+    (dict(sector_bytes=-32), ValueError, r"sector_bytes must be positive \(or 0 for no sectors\), got -32"),
+    (dict(sector_bytes=32.0), TypeError, "sector_bytes must be an integer, got 32.0"),
+    (dict(sets=2**64), ValueError, "sets must be at most 4294967295, got 18446744073709551616"),
+    (dict(sets=-2**64), ValueError, "sets must be a positive integer, got -18446744073709551616"),
+    (dict(policy="srrip", rrpv_bits=10**400), ValueError,
+     "srrip: rrpv_bits must be between 1 and 8, got an integer too large for a float"),
+    (dict(policy="srrip", rrpv_bits=2j), TypeError, "option rrpv_bits of policy 'srrip' must be a number, got complex"),
+    (dict(policy="srrip", rrpv_bits=np.array([2, 3])), TypeError,
+     "option rrpv_bits of policy 'srrip' must be a number, got numpy.ndarray"),
     (dict(index="crc"), ValueError, "index must be 'mod', 'xor' or 'fermi', got 'crc'"),
     (dict(write_policy="write_around"), ValueError, "write_policy must be 'write_back' or 'write_through'"),
     # Truth values are not bools: each of these once meant write_allocate=True.
