@@ -212,6 +212,25 @@ static PyObject *py_cache_stat_docs(PyObject *self, PyObject *noargs)
     );
 }
 
+/* The UTF-8 of str `s` for the core, or NULL with a ValueError that names `what`: the core reads
+ * C strings, so an embedded NUL cut "l1d.ways\0junk" to "l1d.ways" and set that key, silently, and
+ * a lone surrogate raised a UnicodeEncodeError that named nothing. */
+static const char *c_text(PyObject *s, const char *what)
+{
+    Py_ssize_t len;
+    const char *t = PyUnicode_AsUTF8AndSize(s, &len);
+    if (!t) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "%s %R is not valid UTF-8", what, s);
+        return NULL;
+    }
+    if ((size_t)len != strlen(t)) {
+        PyErr_Format(PyExc_ValueError, "%s %R contains a NUL character", what, s);
+        return NULL;
+    }
+    return t;
+}
+
 /* Read the policy's parameters from a dict {name: number}; unknown names are errors. */
 static int read_policy_params(const gcx_policy *policy, PyObject *params, double *out)
 {
@@ -226,11 +245,13 @@ static int read_policy_params(const gcx_policy *policy, PyObject *params, double
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(params, &pos, &key, &value)) {
-        const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
-        if (!name) {
+        if (!PyUnicode_Check(key)) {
             PyErr_SetString(PyExc_TypeError, "policy parameter names must be strings");
             return -1;
         }
+        const char *name = c_text(key, "policy parameter name");
+        if (!name)
+            return -1;
         int found = -1;
         for (int i = 0; i < policy->n_params; i++)
             if (strcmp(policy->params[i].name, name) == 0)
@@ -602,22 +623,36 @@ static int read_config(PyObject *dict, gcx_gpu_config *cfg)
     Py_ssize_t pos = 0;
     gcx_error err = {0};
     while (PyDict_Next(dict, &pos, &key, &value)) {
-        const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
-        if (!name) {
+        if (!PyUnicode_Check(key)) {
             PyErr_SetString(PyExc_TypeError, "configuration keys must be strings");
             return -1;
         }
+        const char *name = c_text(key, "configuration key");
+        if (!name)
+            return -1;
         const gcx_key *k = gcx_config_find(name);
         int rc;
         if (PyUnicode_Check(value)) {
-            const char *v = PyUnicode_AsUTF8(value);
+            char what[160];
+            snprintf(what, sizeof what, "%s: the value", name);
+            const char *v = c_text(value, what);
             if (!v)
                 return -1;
             rc = k ? gcx_config_set_name(cfg, k, v, &err) : gcx_config_set_param_name(cfg, name, v, &err);
         } else if (PyNumber_Check(value)) {
             double v = PyFloat_AsDouble(value);
-            if (v == -1.0 && PyErr_Occurred())
+            if (v == -1.0 && PyErr_Occurred()) {
+                /* Python's message ("int too large to convert to float", "must be real number, not
+                 * complex") would not say which key. */
+                int too_big = PyErr_ExceptionMatches(PyExc_OverflowError);
+                PyErr_Clear();
+                if (too_big)
+                    PyErr_Format(PyExc_ValueError, "%s: the integer given is too large for a float", name);
+                else
+                    PyErr_Format(PyExc_TypeError, "%s must be a number, bool or string, got %.100s", name,
+                                 Py_TYPE(value)->tp_name);
                 return -1;
+            }
             rc = k ? gcx_config_set_number(cfg, k, v, &err) : gcx_config_set_param(cfg, name, v, &err);
         } else {
             PyErr_Format(PyExc_TypeError, "%s must be a number, bool or string, got %.100s", name,

@@ -208,3 +208,29 @@ def test_submodules_are_attributes_of_the_package_and_load_on_first_use():
             "try:\n    gpucachex.presetz\nexcept AttributeError as e:\n    assert 'presetz' in str(e)\n"
             "else:\n    raise SystemExit('no error')\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("values, error, match", [
+    # the core reads C strings: "l1d.ways\0junk" set l1d.ways, and "lru\0junk" chose lru, silently
+    ({"l1d.ways\0junk": 4}, ValueError, r"configuration key 'l1d.ways\\x00junk' contains a NUL character"),
+    ({"l1d.policy": "lru\0junk"}, ValueError, r"l1d.policy: the value 'lru\\x00junk' contains a NUL character"),
+    ({"l1d.policy": "lru\udcff"}, ValueError, r"l1d.policy: the value 'lru\\udcff' is not valid UTF-8"),
+    # Python's own messages left the key out
+    ({"l1d.ways": 10**400}, ValueError, "l1d.ways: the integer given is too large for a float"),
+    ({"l1d.ways": 4j}, TypeError, "l1d.ways must be a number, bool or string, got complex"),
+])
+def test_the_core_names_the_key_it_cannot_read(values, error, match):
+    from gpucachex import _core
+
+    with pytest.raises(error, match=match):
+        _core.check_config(values)
+
+
+def test_a_policy_option_name_with_a_nul_is_refused_not_cut():
+    import numpy as np
+
+    from gpucachex import _core
+
+    addresses = np.arange(16, dtype=np.uint64) * np.uint64(64)
+    with pytest.raises(ValueError, match=r"policy parameter name 'rrpv_bits\\x00x' contains a NUL character"):
+        _core.cache_run(addresses, None, 4, 2, 64, "srrip", policy_params={"rrpv_bits\0x": 3})
