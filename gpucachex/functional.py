@@ -46,11 +46,7 @@ def cache_run(addresses, *, sets: int, ways: int, line_bytes: int, policy: str =
     for key in list(options):
         if key in _GEOMETRY_OPTIONS:
             kwargs[key] = options.pop(key)
-    # The core reads sector_bytes as an integer, so True would mean 1-byte sectors, and names neither
-    # option when their type is wrong ("argument 10 must be str, not int").
-    if "sector_bytes" in kwargs and (isinstance(kwargs["sector_bytes"], bool)
-                                     or not isinstance(kwargs["sector_bytes"], int)):
-        raise TypeError(f"sector_bytes must be an int (0 for no sectors), got {kwargs['sector_bytes']!r}")
+    # The core reads index with a format that does not name it ("argument 10 must be str, not int").
     if "index" in kwargs and not isinstance(kwargs["index"], str):
         raise TypeError(f"index must be 'mod', 'xor' or 'fermi', got {kwargs['index']!r}")
     # The core would take any object's truth value: "False", "no" or [0] would mean True.
