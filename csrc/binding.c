@@ -52,6 +52,13 @@ static int format_is(const char *fmt, const char *codes)
 
 /* Borrow a one-dimensional, C-contiguous buffer of the given element kind from `obj`, or raise
  * a TypeError/ValueError naming the argument. On success the caller must PyBuffer_Release. */
+/* The core reads items through typed pointers: an array at an odd offset into its memory
+ * (numpy.frombuffer(..., offset=1)) would be read misaligned, which C leaves undefined. */
+static int buf_aligned(const Py_buffer *view)
+{
+    return view->len == 0 || view->itemsize <= 1 || (uintptr_t)view->buf % (uintptr_t)view->itemsize == 0;
+}
+
 static int get_vector(PyObject *obj, const char *arg, enum buf_kind kind, Py_buffer *view)
 {
     if (PyObject_GetBuffer(obj, view, PyBUF_STRIDES | PyBUF_FORMAT) != 0) {
@@ -73,6 +80,12 @@ static int get_vector(PyObject *obj, const char *arg, enum buf_kind kind, Py_buf
     if (!buf_kind_ok(kind, view)) {
         PyErr_Format(PyExc_TypeError, "%s must have dtype %s, got buffer format '%s' (itemsize %zd)", arg,
                      buf_kind_name(kind), view->format ? view->format : "B", view->itemsize);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    if (!buf_aligned(view)) {
+        PyErr_Format(PyExc_ValueError, "%s: the array must be aligned to its %zd-byte items (numpy.require(a, "
+                     "requirements='A') copies it)", arg, view->itemsize);
         PyBuffer_Release(view);
         return -1;
     }
@@ -473,6 +486,8 @@ static int get_column(PyObject *kd, int ki, const char *key, enum buf_kind kind,
         problem = "has the wrong shape";
     else if (inner > 0 && (view->ndim != 2 || view->shape[0] != n || view->shape[1] != inner))
         problem = "has the wrong shape";
+    else if (!buf_aligned(view))
+        problem = "is not aligned to its items";
     if (problem) {
         PyErr_Format(PyExc_ValueError, "kernel %d: column %s %s (expected %s, %zd rows%s)", ki + 1, key, problem,
                      buf_kind_name(kind), n, inner == GCX_MAX_DST ? " x 2" : inner == GCX_MAX_SRC ? " x 5" : "");

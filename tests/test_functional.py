@@ -255,6 +255,16 @@ def test_bad_geometry_and_options(kwargs, error, match):
         gpucachex.cache_run(GOOD, **args)
 
 
+def test_unaligned_addresses_are_refused_not_read_misaligned():
+    # read in place through a uint64 pointer: one byte into a buffer is a misaligned read in C
+    shifted = np.frombuffer(bytearray(GOOD.nbytes + 1), np.uint64, offset=1, count=GOOD.size)
+    shifted[:] = GOOD
+    with pytest.raises(ValueError, match=r"addresses: the array must be aligned to its 8-byte items"):
+        gpucachex.cache_run(shifted, sets=4, ways=2, line_bytes=64)
+    assert gpucachex.cache_run(np.require(shifted, requirements="A"), sets=4, ways=2, line_bytes=64) == \
+        gpucachex.cache_run(GOOD, sets=4, ways=2, line_bytes=64)
+
+
 def test_write_flags_are_bools_in_the_core_too():
     from gpucachex import _core
 

@@ -165,6 +165,35 @@ def test_the_core_refuses_launch_numbers_it_cannot_hold():
             == _core.simulate(config, [kernel], [], 0, False)["cycles"])
 
 
+def unaligned(a: np.ndarray) -> np.ndarray:
+    """A copy of `a` one byte into its memory: numpy flags it unaligned, and C may not read its items."""
+    out = np.frombuffer(bytearray(a.nbytes + 1), a.dtype, offset=1, count=a.size).reshape(a.shape)
+    out[...] = a
+    assert not out.flags.aligned and out.flags.c_contiguous
+    return out
+
+
+def test_an_unaligned_column_is_refused_not_read_misaligned():
+    # The core reads columns through typed pointers; a misaligned read is undefined behaviour in C
+    # (UBSan stops on it), so both the trace's validation and the core refuse such an array.
+    from gpucachex import _core, presets
+    from gpucachex.sim import _kernel_dicts
+
+    k = tiny_kernel()
+    with pytest.raises(ValueError, match=r"kernel 'k': addresses are not aligned to their 8-byte items"):
+        Trace([k.replace(addresses=unaligned(k.addresses))], ["LDG.E"]).validate()
+    with pytest.raises(ValueError, match=r"kernel 'k': column mask is not aligned to its items"):
+        Trace([k.replace(mask=unaligned(k.mask))], ["LDG.E"]).validate()
+    config = presets.get("gtx480").to_dict()
+    kernel = _kernel_dicts(Trace([k], ["LDG.E"]))[0]
+    with pytest.raises(ValueError, match=r"kernel 1: column mask is not aligned to its items"):
+        _core.simulate(config, [dict(kernel, mask=unaligned(kernel["mask"]))], [], 0, False)
+    with pytest.raises(ValueError, match=r"kernel 1: addresses: the array must be aligned to its 8-byte items"):
+        _core.simulate(config, [dict(kernel, addresses=unaligned(kernel["addresses"]))], [], 0, False)
+    assert _core.simulate(config, [dict(kernel, mask=np.require(unaligned(kernel["mask"]), requirements="A"))], [],
+                          0, False)["cycles"] == _core.simulate(config, [kernel], [], 0, False)["cycles"]
+
+
 def test_memcpys_may_be_lists_and_numpy_integers():
     from gpucachex import presets, simulate
 
