@@ -23,7 +23,8 @@ def cache_run(addresses, *, sets: int, ways: int, line_bytes: int, policy: str =
               **options) -> dict[str, int]:
     """Run a stream of byte addresses through one set-associative cache.
 
-    `addresses` is a one-dimensional, C-contiguous numpy uint64 array, read in place (no copy);
+    `addresses` is a one-dimensional, C-contiguous numpy uint64 array, read in place (copied only
+    when it is not aligned to its items);
     `writes` an optional bool array of the same length (True = store). The simulation runs in C
     with the GIL released, so several calls can run in parallel threads.
 
@@ -63,7 +64,10 @@ def cache_run(addresses, *, sets: int, ways: int, line_bytes: int, policy: str =
                              f"give one of them")
         kwargs["write_back"] = _WRITE_POLICIES[wp]
     # What is left must be parameters of the policy; the core rejects unknown ones by name.
-    return _core.cache_run(addresses, writes, sets, ways, line_bytes, policy, policy_params=options, **kwargs)
+    from gpucachex.sim import aligned
+
+    return _core.cache_run(aligned(addresses), aligned(writes), sets, ways, line_bytes, policy, policy_params=options,
+                           **kwargs)
 
 
 def mixed_stream(count: int, *, footprint_bytes: int = 64 << 20, stream_fraction: float = 0.5,

@@ -79,12 +79,19 @@ def unknown_workload(workload: str | PathLike) -> ValueError:
     return ValueError(f"workload {str(workload)!r} is neither an existing path nor a built-in workload name ({hint})")
 
 
+def aligned(a):
+    """`a`, or an aligned copy of a numpy array that is not aligned to its items: the core reads
+    arrays in place through typed pointers, and refuses a misaligned one (C leaves such reads
+    undefined). Arrays a Dask worker or pickle rebuilds from a byte stream can start anywhere."""
+    return np.require(a, requirements="A") if isinstance(a, np.ndarray) and not a.flags.aligned else a
+
+
 def _kernel_dicts(trace: Trace) -> list[dict[str, Any]]:
     out = []
     for k in trace.kernels:
-        d = {name: getattr(k, name) for name in INST_COLUMNS}
+        d = {name: aligned(getattr(k, name)) for name in INST_COLUMNS}
         d.update(name=k.name, grid=tuple(int(x) for x in k.grid), block=tuple(int(x) for x in k.block),
-                 nregs=int(k.nregs), shmem_bytes=int(k.shmem_bytes), addresses=k.addresses)
+                 nregs=int(k.nregs), shmem_bytes=int(k.shmem_bytes), addresses=aligned(k.addresses))
         out.append(d)
     return out
 

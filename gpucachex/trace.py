@@ -187,14 +187,8 @@ class Kernel:
                 raise ValueError(f"{at}column {name} has shape {col.shape}, expected {(n, *trailing)}")
             if not col.flags.c_contiguous:
                 raise ValueError(f"{at}column {name} must be C-contiguous")
-            if not col.flags.aligned:   # the core reads items through typed pointers
-                raise ValueError(f"{at}column {name} is not aligned to its items (numpy.require(a, requirements='A') "
-                                 f"copies it)")
         if self.addresses.dtype != np.uint64 or self.addresses.ndim != 1 or not self.addresses.flags.c_contiguous:
             raise ValueError(f"{at}addresses must be a one-dimensional C-contiguous uint64 array")
-        if not self.addresses.flags.aligned:
-            raise ValueError(f"{at}addresses are not aligned to their 8-byte items (numpy.require(a, "
-                             f"requirements='A') copies them)")
         try:
             check_launch(self.grid, self.block)
         except ValueError as exc:
