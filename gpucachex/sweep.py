@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from gpucachex.config import Config, resolve_key
+from gpucachex.config import Config, resolve_key, schema
 from gpucachex.store import STORE_FORMAT, clean_value, open_store
 from gpucachex.trace import INST_COLUMNS, Trace
 
@@ -426,6 +426,42 @@ def _check_seeds(seeds: Sequence[int]) -> list[int]:
     return out
 
 
+def _effective(cfg: Config) -> tuple:
+    """What of `cfg` a run reads: every key but the parameters of techniques no technique key selects
+    (a LoSCache period with l2.power = "none") and those of a replacement policy its cache level does
+    not use (l2.srrip.rrpv_bits with l2.policy = "lru"), which neither the core nor the energy model
+    reads."""
+    keys = schema()
+    selected = {cfg[k] for k, spec in keys.items() if spec.type == "technique"}
+
+    def read(key: str) -> bool:
+        if keys[key].technique is not None:
+            return keys[key].technique in selected
+        level, policy, *param = key.split(".")
+        chooser = keys.get(f"{level}.policy")
+        if param and chooser is not None and chooser.type == "policy" and policy in (chooser.choices or ()):
+            return cfg[f"{level}.policy"] == policy
+        return True
+
+    return tuple((k, v) for k, v in cfg.items() if read(k))
+
+
+def _warn_repeated(repeats: list[tuple[dict, dict]], cfg_of: dict[int, Config]) -> None:
+    """Warn that grid points repeat others' runs: they differ from them only in keys no run of theirs
+    reads, so their rows are the same numbers again, counted twice by a mean over them."""
+    import warnings
+
+    ignored: list[str] = []
+    for later, first in repeats:
+        a, b = cfg_of[id(later)], cfg_of[id(first)]
+        ignored += [k for k in a if a[k] != b[k] and k not in ignored]
+    later, first = repeats[0]
+    warnings.warn(f"{len(repeats)} grid point(s) repeat the runs of others, differing from them only in "
+                  f"{', '.join(ignored)}, read only by a technique or replacement policy those points do not "
+                  f"select (such as {later} and {first}); a 'when' rule sweeps such keys only where they are read",
+                  stacklevel=3)
+
+
 def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = (0,)) -> list[Point]:
     """Every run of a sweep, in row order (grid points, then workloads, then seeds). Configurations,
     workloads and seeds are validated up front: a bad grid fails before any run."""
@@ -454,6 +490,9 @@ def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = 
     columns: list[str] = []       # swept columns in order of first appearance
     configured = []
     first_of: dict[str, dict[str, Any]] = {}   # configuration key -> the first point that gave it
+    first_effective: dict[tuple, dict[str, Any]] = {}   # what a run reads -> the first point that gave it
+    repeats: list[tuple[dict, dict]] = []
+    cfg_of: dict[int, Config] = {}
     for params in grid_points:
         resolved: dict[str, Any] = {}
         for k, v in params.items():
@@ -475,6 +514,12 @@ def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = 
             continue
         first_of[cfg.key()] = resolved
         configured.append((resolved, cfg))
+        cfg_of[id(resolved)] = cfg
+        same = first_effective.setdefault(_effective(cfg), resolved)
+        if same is not resolved:
+            repeats.append((resolved, same))
+    if repeats:
+        _warn_repeated(repeats, cfg_of)
     out = []
     for resolved, cfg in configured:
         # Config values (canonical types) for every swept key, so rows of sub-grids line up.

@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -961,3 +962,26 @@ def test_a_dask_runner_that_fails_to_start_closes_the_cluster_it_started(monkeyp
     with pytest.raises(RuntimeError, match="scatter refused"):
         sweep_module._DaskRunner(1, None, {"t": workloads.make("vectoradd", "tiny")})
     assert len(started) == 1 and started[0].status.name == "closed"
+
+
+@pytest.mark.parametrize("grid, ignored", [
+    ({"l2.power": ["none", "loscache"], "loscache.prediction_period": [25, 100]}, "l2.loscache.prediction_period"),
+    ({"l2.policy": ["lru", "srrip"], "l2.srrip.rrpv_bits": [2, 3]}, "l2.srrip.rrpv_bits"),
+    ({"l1d.power": ["none", "drowsy"], "drowsy.window": [0, 10]}, "drowsy.window"),
+])
+def test_grid_points_that_differ_only_in_keys_their_runs_do_not_read_are_named(grid, ignored):
+    # The baseline with period 25 and with period 100 are one run twice (and normalize finds two
+    # baselines per workload): say so, and how to sweep the key only where it is read.
+    with pytest.warns(UserWarning, match=rf"^1 grid point\(s\) repeat the runs of others, differing from them only in "
+                                         rf"{re.escape(ignored)}, read only by a technique or replacement policy"):
+        assert len(points(BASE, grid, ["vectoradd:tiny"])) == 4
+    key = next(k for k in grid if not k.startswith(("l1d.power", "l2.power", "l2.policy")))
+    switch = next(k for k in grid if k != key)
+    conditional = {switch: grid[switch], "when": [{"if": {switch: grid[switch][1]}, "grid": {key: grid[key]}}]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(points(BASE, conditional, ["vectoradd:tiny"])) == 3
+        # a key read by every point (the L1D's ways), and drowsy's window where the L2 is drowsy
+        points(BASE, {"l1d.ways": [2, 4], "l2.power": ["none", "loscache"]}, ["vectoradd:tiny"])
+        points(BASE, {"l1d.power": ["none", "drowsy"], "l2.power": ["drowsy"], "drowsy.window": [0, 10]},
+               ["vectoradd:tiny"])
