@@ -22,6 +22,13 @@ E32 = energy.EnergyParams(node_nm=32)
 CLOCK = 700e6  # the GTX 480's 700 MHz core clock: a cycle is 1 / CLOCK seconds of leakage
 
 
+def approx_j(value):
+    """pytest.approx for an energy (J) or a power (W) worked out by hand: relative only, since
+    approx's default absolute tolerance of 1e-12 would take any value within a picojoule of the
+    expected one (a wake-up costs 0.45 pJ, a tag lookup 0.57)."""
+    return pytest.approx(value, rel=1e-9, abs=0)
+
+
 def drowsy(**kw):
     return BASE.replace(**{"l1d.power": "drowsy", "l2.power": "drowsy", **kw})
 
@@ -107,33 +114,59 @@ def test_window_0_residency_and_energy_by_hand():
     pj = 1e-12
     wake_pj = 1.0 * 0.9 * (0.9 - 0.4)  # 1 pF x 0.9 V x 0.5 V
     # L1D: 16 KB 4-way: tag 0.572 pJ, read 54.69 / write 68.76 pJ a line, leak 0.0872 + 0.00508 mW a line
-    assert e["l1d_tag_energy_j"] == pytest.approx(3 * 0.572 * pj)             # 1 miss + 2 hits
-    assert e["l1d_data_read_energy_j"] == pytest.approx(3 * 54.69 * pj)       # 3 whole-line reads
+    assert e["l1d_tag_energy_j"] == approx_j(3 * 0.572 * pj)             # 1 miss + 2 hits
+    assert e["l1d_data_read_energy_j"] == approx_j(3 * 54.69 * pj)       # 3 whole-line reads
     assert e["l1d_data_write_energy_j"] == 0
-    assert e["l1d_fill_energy_j"] == pytest.approx(68.76 * pj)                # one 128 B fill
-    assert e["l1d_wakeup_energy_j"] == pytest.approx(3 * wake_pj * pj)
+    assert e["l1d_fill_energy_j"] == approx_j(68.76 * pj)                # one 128 B fill
+    assert e["l1d_wakeup_energy_j"] == approx_j(3 * wake_pj * pj)
     drowsy_l1 = 0.08 / 1.081
-    assert e["l1d_static_on_energy_j"] == pytest.approx(0.0872e-3 * 7 / CLOCK)
-    assert e["l1d_static_drowsy_energy_j"] == pytest.approx(0.0872e-3 * drowsy_l1 * (L1_LINES * C - 7) / CLOCK)
+    assert e["l1d_static_on_energy_j"] == approx_j(0.0872e-3 * 7 / CLOCK)
+    assert e["l1d_static_drowsy_energy_j"] == approx_j(0.0872e-3 * drowsy_l1 * (L1_LINES * C - 7) / CLOCK)
     assert e["l1d_static_off_energy_j"] == 0
-    assert e["l1d_tag_static_energy_j"] == pytest.approx(0.00508e-3 * L1_LINES * C / CLOCK)
+    assert e["l1d_tag_static_energy_j"] == approx_j(0.00508e-3 * L1_LINES * C / CLOCK)
     drowsy_bit_l1 = 0.0872e-3 / 1024 * L1_LINES * C / CLOCK  # the drowsy bit of every line
-    assert e["l1d_overhead_energy_j"] == pytest.approx(drowsy_bit_l1)
-    assert e["l1d_static_energy_j"] == pytest.approx(
+    assert e["l1d_overhead_energy_j"] == approx_j(drowsy_bit_l1)
+    assert e["l1d_static_energy_j"] == approx_j(
         e["l1d_static_on_energy_j"] + e["l1d_static_drowsy_energy_j"] + e["l1d_tag_static_energy_j"] + drowsy_bit_l1)
-    assert e["l1d_dynamic_energy_j"] == pytest.approx((3 * 0.572 + 3 * 54.69 + 68.76 + 3 * wake_pj) * pj)
+    assert e["l1d_dynamic_energy_j"] == approx_j((3 * 0.572 + 3 * 54.69 + 68.76 + 3 * wake_pj) * pj)
     # L2: 64 KB 8-way: tag 1.611 pJ, read 63.43 / write 128.18 pJ a line, leak 0.0795 + 0.00480 mW a line
-    assert e["l2_dynamic_energy_j"] == pytest.approx((1.611 + 63.43 + 128.18 + wake_pj) * pj)
+    assert e["l2_dynamic_energy_j"] == approx_j((1.611 + 63.43 + 128.18 + wake_pj) * pj)
     drowsy_l2 = 0.53 / 6.7
     l2_static = (0.0795e-3 * (1 + drowsy_l2 * (L2_LINES * C - 1)) + 0.00480e-3 * L2_LINES * C
                  + 0.0795e-3 / 1024 * L2_LINES * C) / CLOCK
-    assert e["l2_static_energy_j"] == pytest.approx(l2_static)
-    assert e["l2_energy_j"] == pytest.approx(e["l2_static_energy_j"] + e["l2_dynamic_energy_j"])
+    assert e["l2_static_energy_j"] == approx_j(l2_static)
+    assert e["l2_energy_j"] == approx_j(e["l2_static_energy_j"] + e["l2_dynamic_energy_j"])
     seconds = C / CLOCK
-    assert e["l2_static_power_w"] == pytest.approx(l2_static / seconds)
-    assert e["cache_power_w"] == pytest.approx((e["l1d_energy_j"] + e["l2_energy_j"]) / seconds)
+    assert e["l2_static_power_w"] == approx_j(l2_static / seconds)
+    assert e["cache_power_w"] == approx_j((e["l1d_energy_j"] + e["l2_energy_j"]) / seconds)
     # What simulate() attached (at the default 45 nm) is the same model.
-    assert r["l1d_energy_j"] == pytest.approx(energy.compute(r)["l1d_energy_j"])
+    assert r["l1d_energy_j"] == approx_j(energy.compute(r)["l1d_energy_j"])
+
+
+def test_64_byte_lines_halve_every_per_line_energy():
+    # The CACTI entries are for 128 B lines: with 64 B lines (the same 16 KB 4-way L1D, now 256
+    # lines) a line's data-array energy, leakage and wake-up are half of them, and an unsectored
+    # line is two 32 B units; a tag lookup and a tag's leakage are not per data bit and stay whole.
+    prog = [ld(1, lanes(A, n=16)), alu(dst=(2,), src=(1,)), ld(3, lanes(A, n=16), src=(2,))]  # one line
+    r = simulate(drowsy(**{"l1d.line_bytes": 64, "l2.line_bytes": 64}), one_warp(prog))
+    lines, C = 256, r["cycles"]
+    assert r["l1d_lines"] == lines
+    # a miss whose fill answers it, then a hit: two whole-line reads, one fill of two 32 B sectors,
+    # and two wake-ups (the fill, then the hit, the line having gone drowsy in between), ON for the
+    # fill's cycle and the woken hit's two
+    assert (r["l1d_misses"], r["l1d_hits"], r["l1d_data_reads"], r["l1d_fill_sectors"]) == (1, 1, 2, 2)
+    assert (r["l1d_wakeups"], r["l1d_resid_on"], r["l1d_resid_drowsy"]) == (2, 3, lines * C - 3)
+    e = energy.compute(r, E32)
+    pj = 1e-12
+    assert e["l1d_tag_energy_j"] == approx_j(2 * 0.572 * pj)
+    assert e["l1d_data_read_energy_j"] == approx_j(2 * 2 * 54.69 / 4 * pj)     # 2 reads of 2 units
+    assert e["l1d_fill_energy_j"] == approx_j(2 * 68.76 / 4 * pj)              # 2 sectors of 32 B
+    assert e["l1d_wakeup_energy_j"] == approx_j(2 * 0.9 * 0.5 * 0.5 * pj)      # 0.45 pJ x 64/128
+    assert e["l1d_static_on_energy_j"] == approx_j(0.0872e-3 / 2 * 3 / CLOCK)
+    assert e["l1d_static_drowsy_energy_j"] == approx_j(0.0872e-3 / 2 * 0.08 / 1.081 * (lines * C - 3) / CLOCK)
+    assert e["l1d_tag_static_energy_j"] == approx_j(0.00508e-3 * lines * C / CLOCK)
+    # the drowsy bit leaks as one data cell: a 128 B line's leakage / 1024, on each of 256 lines
+    assert e["l1d_overhead_energy_j"] == approx_j(0.0872e-3 / 1024 * lines * C / CLOCK)
 
 
 def test_wakeup_latency_is_visible_in_cycles_unless_hidden():
@@ -209,8 +242,8 @@ def test_drowsy_composes_with_a_switched_off_l1d():
     assert r["l2_wakeups"] >= 1 and r["l2_drowsy_fraction"] > 0.99
     # The switched-off L1D's tags are gated with its data; the drowsy L2's stay awake.
     e = energy.compute(r, E32)
-    assert e["l1d_tag_static_energy_j"] == pytest.approx(0.03 * 0.00508e-3 * L1_LINES * r["cycles"] / CLOCK)
-    assert e["l2_tag_static_energy_j"] == pytest.approx(0.00480e-3 * L2_LINES * r["cycles"] / CLOCK)
+    assert e["l1d_tag_static_energy_j"] == approx_j(0.03 * 0.00508e-3 * L1_LINES * r["cycles"] / CLOCK)
+    assert e["l2_tag_static_energy_j"] == approx_j(0.00480e-3 * L2_LINES * r["cycles"] / CLOCK)
 
 
 def test_drowsy_lines_keep_their_tags_awake():
@@ -219,7 +252,7 @@ def test_drowsy_lines_keep_their_tags_awake():
     r = simulate(drowsy(), one_warp(P1))
     assert r["l1d_drowsy_fraction"] > 0.99 and r["l1d_resid_off"] == 0
     e = energy.compute(r, E32)
-    assert e["l1d_tag_static_energy_j"] == pytest.approx(0.00508e-3 * L1_LINES * r["cycles"] / CLOCK)
+    assert e["l1d_tag_static_energy_j"] == approx_j(0.00508e-3 * L1_LINES * r["cycles"] / CLOCK)
 
 
 # ---- cache decay ----------------------------------------------------------------------------------
@@ -374,23 +407,28 @@ def test_dwl_energy_scales_exactly_with_the_touched_segments():
     l1 = energy.CACTI_TABLE[("l1d", 16, 4, 32)]
     l2 = energy.CACTI_TABLE[("l2", 64, 8, 32)]
     whole = energy.compute(off, E32)
-    assert whole["l1d_data_read_energy_j"] == pytest.approx(3 * l1.read_line_pj * 1e-12)
-    assert whole["l1d_data_write_energy_j"] == pytest.approx(1 * l1.write_line_pj * 1e-12)
-    assert whole["l2_data_read_energy_j"] == pytest.approx(2 * l2.read_line_pj * 1e-12)
+    assert whole["l1d_data_read_energy_j"] == approx_j(3 * l1.read_line_pj * 1e-12)
+    assert whole["l1d_data_write_energy_j"] == approx_j(1 * l1.write_line_pj * 1e-12)
+    assert whole["l2_data_read_energy_j"] == approx_j(2 * l2.read_line_pj * 1e-12)
     for seg in (4, 8, 16, 32):
         p = energy.EnergyParams(node_nm=32, dwl={"l1d": True, "l2": True}, segment_bytes=seg)
         e = energy.compute(off, p)
-        assert e["l1d_data_read_energy_j"] == pytest.approx(L1_READS[seg] * seg / 128 * l1.read_line_pj * 1e-12)
-        assert e["l1d_data_write_energy_j"] == pytest.approx(L1_WRITES[seg] * seg / 128 * l1.write_line_pj * 1e-12)
-        assert e["l2_data_read_energy_j"] == pytest.approx(L2_READS[seg] * seg / 128 * l2.read_line_pj * 1e-12)
+        assert e["l1d_data_read_energy_j"] == approx_j(L1_READS[seg] * seg / 128 * l1.read_line_pj * 1e-12)
+        assert e["l1d_data_write_energy_j"] == approx_j(L1_WRITES[seg] * seg / 128 * l1.write_line_pj * 1e-12)
+        assert e["l2_data_read_energy_j"] == approx_j(L2_READS[seg] * seg / 128 * l2.read_line_pj * 1e-12)
         # the word line divides the data array only: tags, fills and leakage are unchanged
         for key in ("l1d_tag_energy_j", "l1d_fill_energy_j", "l2_fill_energy_j", "l1d_static_energy_j",
                     "l2_static_energy_j"):
-            assert e[key] == pytest.approx(whole[key])
+            assert e[key] == approx_j(whole[key])
+    # The active-mask variant drives one 4 B segment per active lane: the loads' 4 + 3 + 32 lanes
+    # read, the store's 2 lanes write (and are not read as well).
+    lanes_mask = energy.compute(off, energy.EnergyParams(node_nm=32, dwl={"l1d": True}, dwl_select="lanes"))
+    assert lanes_mask["l1d_data_read_energy_j"] == approx_j(39 * 4 / 128 * l1.read_line_pj * 1e-12)
+    assert lanes_mask["l1d_data_write_energy_j"] == approx_j(2 * 4 / 128 * l1.write_line_pj * 1e-12)
     # The configuration keys select the same model as the energy parameters.
     on = simulate(BASE.replace(**{"l1d.dwl": True, "l2.dwl": True}), one_warp(P_DWL))
     assert on["cycles"] == off["cycles"]
-    assert energy.compute(on, E32)["l1d_dynamic_energy_j"] == pytest.approx(
+    assert energy.compute(on, E32)["l1d_dynamic_energy_j"] == approx_j(
         energy.compute(off, energy.EnergyParams(node_nm=32, dwl={"l1d": True, "l2": True}))["l1d_dynamic_energy_j"])
 
 

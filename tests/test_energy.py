@@ -24,6 +24,9 @@ def test_cache_energy_lookup():
     assert note == "" and exact.read_line_pj == pytest.approx(99.08)
     near, note = energy.cache_energy("l1d", 64, 64, 45)
     assert "64 KB 16-way" in note and near.tag_pj == pytest.approx(5.530 * 4)
+    # a tag's leakage scales with the ways as its lookup does; the data array's terms do not
+    assert near.tag_leak_mw_per_line == pytest.approx(0.01693 * 4)
+    assert (near.read_line_pj, near.data_leak_mw_per_line) == (113.08, 0.1496)
     with pytest.raises(ValueError, match="no energy table for l2 at 7 nm"):
         energy.cache_energy("l2", 128, 16, 7)
     with pytest.raises(ValueError, match="segment_bytes must be 4, 8, 16 or 32"):
