@@ -223,6 +223,15 @@ def test_switched_off_l1d_leaks_only_the_gated_residual_and_pays_for_the_counter
     assert r["l1d_energy_j"] < 0.5 * base["l1d_energy_j"]
 
 
+def test_counter_energy_by_hand_on_every_sm():
+    # 0.1 pJ per counter update (a warm-up fail or access) and 3 uW of leakage in each of the
+    # preset's 15 SMs, at 45 nm.
+    cfg = presets.get("admL1D", **ADM)
+    out = adm_py.overhead({"admL1D_warmup_fails": 700, "admL1D_warmup_accesses": 300, "seconds": 2e-3}, cfg,
+                          energy.EnergyParams())
+    assert out["l1d_dynamic_j"] == pytest.approx(1000 * 0.1e-12, rel=1e-9, abs=0)
+    assert out["l1d_static_j"] == pytest.approx(15 * 3e-6 * 2e-3, rel=1e-9, abs=0)
+
 def test_switched_off_l1d_gates_its_decay_counters_after_the_decision():
     # Decay's per-line counters are gated with the lines and tags from the decision on: full leakage
     # and ticks before it, the gated fraction and no ticks after.

@@ -261,6 +261,19 @@ def chain(n, first_src):
     return [alu(dst=(10 + i % 2,), src=(first_src if i == 0 else 10 + (i - 1) % 2,)) for i in range(n)]
 
 
+def test_decay_counter_energy_by_hand():
+    # 2-bit counters on each of the 15 SMs' 128 lines (1920 lines), ticked 4 times per interval:
+    # 10000 cycles with an interval of 1000 are 40 ticks of every line, and each of the 500 accesses
+    # resets its line's counter. A write costs 2 bits of the 16 KB 4-way L1D's 125.00 pJ per 1024-bit
+    # line; each counter bit leaks as one data cell (0.1633 mW per 1024 bits) for the run.
+    from gpucachex.techniques import decay
+
+    cfg = presets.get("gtx480", **{"l1d.power": "decay", "decay.interval": 1000})
+    m = {"cycles": 10000, "seconds": 10000 / 700e6, "l1d_lines": 1920, "l1d_accesses": 500}
+    out = decay.overhead(m, cfg, energy.EnergyParams())
+    assert out["l1d_dynamic_j"] == approx_j((40 * 1920 + 500) * 2 * 125.0 / 1024 * 1e-12)
+    assert out["l1d_static_j"] == approx_j(0.1633e-3 / 1024 * 2 * 1920 * 10000 / 700e6)
+
 def test_l1d_decay_loses_the_data_and_a_later_access_misses():
     # Load A, wait about 160 cycles (40 dependent ALUs), load A again.
     prog = [ld(1, lanes(A))] + chain(40, 1) + [ld(3, lanes(A), src=(11,))]

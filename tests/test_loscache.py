@@ -522,6 +522,30 @@ def test_overhead_is_charged_to_the_l2():
     assert base["l2_overhead_energy_j"] == 0.0
 
 
+def test_overhead_by_hand_from_counters():
+    # The loscache preset's L2 is 6 partitions of 128 KB 16-way (tag 6.188 pJ, tag leakage 0.01115 mW
+    # a line at 45 nm), 6144 lines, 15 SMs with 32-entry tables (CACTI: search 4.83732, read 2.52956,
+    # write 2.99245 pJ, leakage 1.52059 mW); the 6 counter bits scale a tag's read energy by
+    # 7.14560 / 6.18826 and its leakage by 12.4720 / 11.4223.
+    cfg = presets.get("loscache", **{"l2.power": "loscache"})
+    m = {"loscache_table_lookups": 1000, "loscache_table_inserts": 10, "loscache_table_updates": 5,
+         "l2_tag_lookups": 2000, "l2_accesses": 1800, "l2_lines": 6144, "seconds": 1e-3}
+    dyn, leak = 7.14560 / 6.18826, 12.4720 / 11.4223
+    table_pj = 1000 * (4.83732 + 2.52956) + (10 + 5) * 2.99245   # a lookup searches and reads an entry
+    # every tag lookup reads the counters, every access writes its line's back, every update reads a tag
+    tag_pj = (2000 + 1800) * 6.188 * (dyn - 1) + 5 * 6.188 * dyn
+    table_w, tag_w = 1.52059e-3 * 15, 0.01115e-3 * (leak - 1) * 6144
+    out = los_energy.overhead(m, cfg, energy.EnergyParams())
+    assert out["l2_dynamic_j"] == pytest.approx((table_pj + tag_pj) * 1e-12, rel=1e-9, abs=0)
+    assert out["l2_static_j"] == pytest.approx((table_w + tag_w) * 1e-3, rel=1e-9, abs=0)
+    # An L2 entry given in the energy parameters replaces the table's for the extended tags too.
+    mine = energy.CacheEnergy(10.0, 100.0, 200.0, 0.1, 0.02)
+    out = los_energy.overhead(m, cfg, energy.EnergyParams(l2=mine))
+    tag_pj = (2000 + 1800) * 10.0 * (dyn - 1) + 5 * 10.0 * dyn
+    assert out["l2_dynamic_j"] == pytest.approx((table_pj + tag_pj) * 1e-12, rel=1e-9, abs=0)
+    assert out["l2_static_j"] == pytest.approx((table_w + 0.02e-3 * (leak - 1) * 6144) * 1e-3, rel=1e-9, abs=0)
+
+
 # ---- notebook ------------------------------------------------------------------------------------------
 
 @pytest.mark.slow

@@ -660,6 +660,30 @@ def test_sharing_energy_overheads():
         assert at32_given[part] == pytest.approx(p45[part]), part
 
 
+
+def test_sharing_overheads_by_hand_for_clusters_of_five():
+    # The paper's 5.55 mW leak in 3 clusters of 10 SMs, split by area: the crossbars 1.02 / 1.04 of
+    # it, the comparators 0.02 / 1.04. Per cluster of 5, a crossbar has (5/10)^2 of the crosspoints
+    # and the comparators 5x4 / (10x9) of the pairs of L1Ds, and 30 SMs make 6 clusters.
+    from gpucachex.techniques import sharing
+
+    cfg = presets.get("ata", **{"l1d.sharing": "ata", "l1d.cluster_size": 5})
+    m = {"seconds": 2e-3, "cluster_flits": 1000, "l1d_remote_tag_lookups": 300}
+    parts = sharing.overhead_parts(m, cfg, energy.EnergyParams())
+    per_cluster_mw = 5.55 / 3
+    xbar_w = per_cluster_mw * 1.02 / 1.04 * 0.25 * 6 * 1e-3
+    cmp_w = per_cluster_mw * 0.02 / 1.04 * (20 / 90) * 6 * 1e-3
+    assert parts["crossbar_static_j"] == pytest.approx(xbar_w * 2e-3, rel=1e-9, abs=0)
+    assert parts["comparator_static_j"] == pytest.approx(cmp_w * 2e-3, rel=1e-9, abs=0)
+    # a 40-byte flit: 320 bits over 2 mm at 310 / 2560 pJ per bit and mm
+    assert parts["crossbar_dynamic_j"] == pytest.approx(1000 * 320 * 2 * 310 / 2560 * 1e-12, rel=1e-9, abs=0)
+    # the 64 KB 64-way L1D uses the 64 KB 16-way entry with its tag energy x 4: 5.530 x 4 pJ a lookup
+    assert parts["remote_tag_dynamic_j"] == pytest.approx(300 * 5.530 * 4 * 1e-12, rel=1e-9, abs=0)
+    # an L1D entry given in the energy parameters prices the remote lookups, as it does the local ones
+    mine = energy.CacheEnergy(2.0, 100.0, 200.0, 0.1, 0.02)
+    parts = sharing.overhead_parts(m, cfg, energy.EnergyParams(l1d=mine))
+    assert parts["remote_tag_dynamic_j"] == pytest.approx(300 * 2.0 * 1e-12, rel=1e-9, abs=0)
+
 # ---- the experiment and the notebook -------------------------------------------------------
 
 def _frame(rows):
