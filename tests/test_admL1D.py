@@ -73,6 +73,10 @@ def test_mshr_saturating_kernel_is_switched_off_exactly_at_the_end_of_warmup(war
     # From the decision on the L1D is not used: every access and fail of the run was in the warm-up.
     assert r["l1d_accesses"] == r["admL1D_warmup_accesses"]
     assert r["l1d_reservation_fails"] == r["admL1D_warmup_fails"]
+    # The baseline's R-to-A over the run is the paper's: its reservation fails per access (each of
+    # the 40 loads is accepted once), not per attempt.
+    assert base["l1d_accesses"] == 40
+    assert base["l1d_r_to_a"] == base["l1d_reservation_fails"] / 40 > 3
     # Every line was ON until the decision and OFF (gated) after it.
     res = r.line_residency("l1d")
     assert np.all(res[:, 0] == warmup) and np.all(res[:, 1] == 0) and np.all(res[:, 2] == r["cycles"] - warmup)

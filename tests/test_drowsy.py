@@ -482,6 +482,12 @@ def test_access_and_interval_histograms_and_utilisation():
     assert r["l1d_block_utilisation"] == pytest.approx(72 / 96)
     # L2: line A read once, by the 32-lane miss
     assert r["l2_A1"] == 1 and r["l2_A0"] == L2_LINES - 1 and r["l2_block_utilisation"] == 1.0
+    # A global store is an L1D access that touches no data (written through, the line evicted): the
+    # utilisation is over the load's data access alone. The L2 writes the store's 8 lanes.
+    r = simulate(BASE, one_warp([ld(1, lanes(A)), st(lanes(A, n=8), src=(1,))]))
+    assert (r["l1d_accesses"], r["l1d_data_accesses"], r["l1d_lanes_sum"]) == (2, 1, 32)
+    assert r["l1d_block_utilisation"] == 1.0
+    assert (r["l2_data_accesses"], r["l2_lanes_sum"]) == (2, 40) and r["l2_block_utilisation"] == 40 / 64
     assert F > 0
 
 
