@@ -438,6 +438,48 @@ def test_experiment_classifies_and_summarises_by_hand():
     assert table.loc[0, "ipc_change_type_p_worst"] == pytest.approx(-0.4)
 
 
+
+def test_experiment_types_a_tie_as_n_and_averages_each_type_by_hand():
+    # workload: (ipc always, ipc off, ipc admL1D, switched off, L1D power always, power admL1D,
+    # L1D energy always, energy admL1D). d runs as fast without the L1D as with it: Type-N, which
+    # AdmL1D missed. Type-N: a, d; Type-P: b, c (switched off, wrongly), e.
+    import pandas as pd
+    from gpucachex.experiments import admL1D as exp
+
+    spec = {"a": (1.0, 1.2, 1.1, 1, 10.0, 4.0, 10.0, 5.0), "b": (2.0, 1.0, 2.0, 0, 10.0, 10.0, 10.0, 10.0),
+            "c": (1.0, 0.5, 0.6, 1, 10.0, 2.0, 10.0, 2.0), "d": (1.0, 1.0, 1.0, 0, 10.0, 10.0, 10.0, 10.0),
+            "e": (1.0, 0.8, 1.0, 0, 10.0, 10.0, 10.0, 10.0)}
+    rows = []
+    for w, (on, off, adm, sw, p_on, p_adm, e_on, e_adm) in spec.items():
+        common = dict(workload=w, cycles=1000, l1d_miss_rate=0.5, l1d_hit_rate=0.5, l1d_r_to_a=4.0,
+                      admL1D_r_to_a=5.0 if sw else 1.0, admL1D_decided=1.0)
+        for mode, ipc, power, joules in (("always", on, p_on, e_on), ("off", off, 1.0, 1.0), ("admL1D", adm, p_adm, e_adm)):
+            rows.append({**common, "l1d.admission": mode, "ipc": ipc, "l1d_power_w": power, "l1d_energy_j": joules,
+                         "admL1D_switched_off": float(sw and mode == "admL1D")})
+    frame = pd.DataFrame(rows)
+    summary = exp.classify(frame)
+    s = summary.set_index("workload")
+    assert "".join(s["type"]) == "NPPNP" and "".join(s["predicted"]) == "NPNPP"
+    assert s.loc["a", "l1d_power_saving"] == pytest.approx(0.6) and s.loc["a", "l1d_energy_saving"] == pytest.approx(0.5)
+    head = exp.headline(summary).set_index("metric")["ours"]
+    assert head["type_n_workloads"] == 2
+    assert head["classification_accuracy"] == pytest.approx(3 / 5)           # a, b, e
+    assert head["type_n_switched_off"] == pytest.approx(1 / 2)               # a of a, d
+    assert head["type_p_kept"] == pytest.approx(2 / 3)                       # b, e of b, c, e
+    assert head["ipc_gain_type_n"] == pytest.approx((1.1 + 1.0) / 2 - 1)     # arithmetic mean of a and d
+    assert head["ipc_gain_type_n_geomean"] == pytest.approx(1.1 ** 0.5 - 1)  # geometric mean of 1.1 and 1.0
+    assert head["l1d_power_saving_type_n"] == pytest.approx((0.6 + 0.0) / 2)
+    assert head["l1d_energy_saving_type_n"] == pytest.approx((0.5 + 0.0) / 2)
+    # The same runs as a one-point threshold sweep, judged against the types above.
+    adm = frame[frame["l1d.admission"] == "admL1D"].assign(**{"l1d.admL1D.b_threshold": 3.0})
+    row = exp.sweep_summary(adm, summary, "l1d.admL1D.b_threshold").iloc[0]
+    assert row["workloads"] == 5 and row["accuracy"] == pytest.approx(3 / 5)
+    assert row["switched_off"] == pytest.approx(2 / 5) and row["type_n_switched_off"] == pytest.approx(1 / 2)
+    assert row["type_p_kept"] == pytest.approx(2 / 3)
+    assert row["ipc_gain_type_n"] == pytest.approx(0.05)
+    assert row["ipc_change_type_p_mean"] == pytest.approx((1.0 + 0.6 + 1.0) / 3 - 1)
+    assert row["l1d_power_saving_type_n"] == pytest.approx(0.3)              # a 0.6, d 0: not c's 0.8
+
 def test_fig5_marks_the_threshold_the_runs_used():
     """The dotted line in Fig. 5b is the B-threshold of the runs, not the paper's 3 whatever they used."""
     import matplotlib

@@ -597,3 +597,26 @@ def test_a_switched_off_l1d_gates_its_drowsy_bits_and_decay_counters_with_its_li
         assert e["l2_overhead_energy_j"] == pytest.approx(l2_leak, rel=1e-9, abs=0)
     else:   # the leakage, and the ticks and resets of the L2's counters
         assert e["l2_overhead_energy_j"] > 1.5 * l2_leak
+
+
+def test_experiment_histogram_shares_by_hand():
+    # One workload whose caches hold 10 lines: 4 never accessed, 1 once, 2 in A8_15, 3 in A16_31; and
+    # 10 access pairs: 5 at 0 cycles, 1 in I32_63, 2 in I64_127, 2 in I128_255.
+    import pandas as pd
+
+    from gpucachex.experiments import drowsy as exp
+
+    row = {"workload": "w"}
+    for level in ("l1d", "l2"):
+        row.update({f"{level}_{b}": 0 for b in sim.ACCESS_BUCKETS + sim.INTERVAL_BUCKETS})
+        row.update({f"{level}_A0": 4, f"{level}_A1": 1, f"{level}_A8_15": 2, f"{level}_A16_31": 3,
+                    f"{level}_I0": 5, f"{level}_I32_63": 1, f"{level}_I64_127": 2, f"{level}_I128_255": 2,
+                    f"{level}_inter_access_cycles": 50.0, f"{level}_block_utilisation": 0.5,
+                    f"{level}_data_accesses": 20})
+    hist = exp.histogram_frame(pd.DataFrame([row])).set_index("cache")
+    l1 = hist.loc["L1"]
+    assert l1["blocks_lt_16_accesses"] == pytest.approx(0.7)   # A0, A1, A8_15: fewer than 16 accesses
+    assert l1["blocks_lt_8_accesses"] == pytest.approx(0.5)
+    assert l1["inter_access_0"] == pytest.approx(0.5)
+    assert l1["inter_access_ge_64"] == pytest.approx(0.4)      # I64_127 and I128_255, not I32_63
+    assert l1["inter_access_ge_128"] == pytest.approx(0.2)

@@ -632,6 +632,11 @@ def test_experiment_tables_from_tiny_runs():
         ", over the 1 of 2 workloads with predictions (sgemm made none)")
     assert rows.loc["accuracy_per_sm", "note"].endswith("(vectoradd made none)")
     assert head.loc["energy_loscache", "ours"] == pytest.approx(summary["energy_loscache"].mean())
+    # MM-like kernels are sgemm here, not vectoradd; the overhead's share is of LoSCache's own L2 energy.
+    assert head.loc["energy_saving_mm", "ours"] == pytest.approx(1 - summary["energy_loscache"].iloc[0])
+    m = main.set_index(["workload", "l2.power"])
+    assert summary.set_index("workload").loc["vectoradd", "overhead_share"] == pytest.approx(
+        m.loc[("vectoradd", "loscache"), "l2_overhead_energy_j"] / m.loc[("vectoradd", "loscache"), "l2_energy_j"])
     assert head.loc["energy_per_sm", "ours"] == pytest.approx(summary["energy_per_sm"].mean())
     assert head.loc["below_baseline_per_sm", "ours"] == (summary["energy_per_sm"] < 1).sum()
     # Without store acknowledgements every ratio is over the baseline that lacks them too.

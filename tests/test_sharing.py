@@ -706,6 +706,9 @@ def test_experiment_classifies_by_measured_replication_and_averages_ratios():
         ("lo", "ata", 100, 50, 1.2),
     ])
     assert exp.locality_classes(frame).to_dict() == {"hi": "high", "lo": "low"}
+    # 1.5 copies of a line at its fill is high locality already
+    edge = _frame([("edge", "private", 100, 50, 1.5), ("edge", "ata", 100, 50, 1.5)])
+    assert exp.locality_classes(edge).to_dict() == {"edge": "high"}
     summ = exp.summary(frame).set_index("workload")
     assert summ.loc["hi", "ipc_ata"] == pytest.approx(1.2) and summ.loc["lo", "l1_latency_decoupled"] == 3.0
     cmp = exp.paper_comparison(summ.reset_index()).set_index("quantity")["ours"]
@@ -739,6 +742,10 @@ def test_experiment_averages_ratios_over_seeds_and_keeps_their_spread():
     assert summ.loc["w", "ipc_ata_vs_decoupled"] == pytest.approx((110 / 80 + 95 / 100) / 2)
     assert summ.loc["w", "ipc_ata_vs_decoupled_min"] == pytest.approx(0.95)
     assert summ.loc["w", "ipc_private_min"] == summ.loc["w", "ipc_private_max"] == 1.0
+    # Each row is normalised to the private run of its own seed (the bars' spread over seeds).
+    norm = exp.normalized(frame, "ipc").set_index(["seed", "l1d.sharing"])["ipc_norm"]
+    assert len(norm) == len(frame)
+    assert (norm[0, "ata"], norm[1, "ata"], norm[1, "decoupled"]) == pytest.approx((1.10, 0.95, 1.0))
 
 
 @pytest.mark.slow
