@@ -10,6 +10,7 @@ import pytest
 from gpucachex import _core, energy, presets, simulate
 from gpucachex.config import Config, schema
 from gpucachex.techniques import admL1D as adm_py
+from approx import approx_j
 from tracebuild import KernelSpec, alu, build, ld, lanes, st
 
 # One SM and a perfect instruction cache, as in test_timing, on AdmL1D's configuration.
@@ -211,14 +212,14 @@ def test_switched_off_l1d_leaks_only_the_gated_residual_and_pays_for_the_counter
     clock = cfg["core.clock_mhz"] * 1e6
     lines = cfg.l1d_lines
     data = e.data_leak_mw_per_line * 1e-3 * lines * (warmup + 0.03 * (r["cycles"] - warmup)) / clock
-    assert r["l1d_data_static_energy_j"] == pytest.approx(data)
+    assert r["l1d_data_static_energy_j"] == approx_j(data)
     counters = (r["admL1D_warmup_fails"] + r["admL1D_warmup_accesses"]) * adm_py.COUNTER_PJ * 1e-12
     leak = adm_py.LEAK_UW_PER_SM * 1e-6 * r["seconds"]
-    assert r["l1d_overhead_energy_j"] == pytest.approx(counters + leak)
+    assert r["l1d_overhead_energy_j"] == approx_j(counters + leak)
     # The tags are gated with the data: full leakage before the decision, the gated fraction after.
     tag = e.tag_leak_mw_per_line * 1e-3 * lines * (warmup + 0.03 * (r["cycles"] - warmup)) / clock
-    assert r["l1d_tag_static_energy_j"] == pytest.approx(tag)
-    assert r["l1d_static_energy_j"] == pytest.approx(data + tag + leak)
+    assert r["l1d_tag_static_energy_j"] == approx_j(tag)
+    assert r["l1d_static_energy_j"] == approx_j(data + tag + leak)
     # Overhead parameters are energy parameters: recomputed without simulating.
     free = energy.compute(r, energy.EnergyParams(extra={"admL1D_counter_pj": 0, "admL1D_leak_uw_per_sm": 0}))
     assert free["l1d_overhead_energy_j"] == 0
@@ -270,7 +271,7 @@ def test_counter_energy_follows_the_node_as_the_l1d_does():
                        "static": e["l1d_static_energy_j"] - bare["l1d_static_energy_j"],
                        "read": e["l1d_data_read_energy_j"], "leak": e["l1d_static_on_energy_j"]}
     updates = r["admL1D_warmup_fails"] + r["admL1D_warmup_accesses"]
-    assert terms[45]["dynamic"] == pytest.approx(updates * adm_py.COUNTER_PJ * 1e-12)
+    assert terms[45]["dynamic"] == approx_j(updates * adm_py.COUNTER_PJ * 1e-12)
     assert terms[45]["static"] == pytest.approx(adm_py.LEAK_UW_PER_SM * 1e-6 * r["seconds"])
     # 32 nm: the counters' energy scales as the L1D's data reads, their leakage as its data array's.
     assert terms[32]["dynamic"] / terms[45]["dynamic"] == pytest.approx(terms[32]["read"] / terms[45]["read"])
@@ -285,13 +286,13 @@ def test_no_l1d_leaks_only_the_gated_fraction_tags_included():
     cfg = off.config
     e, _ = energy.cache_energy("l1d", cfg["l1d.size_kb"], cfg["l1d.ways"], 45)
     clock = cfg["core.clock_mhz"] * 1e6
-    assert off["l1d_tag_static_energy_j"] == pytest.approx(
+    assert off["l1d_tag_static_energy_j"] == approx_j(
         0.03 * e.tag_leak_mw_per_line * 1e-3 * cfg.l1d_lines * off["cycles"] / clock)
     for key in ("l1d_tag_static_energy_j", "l1d_static_energy_j"):
         assert off[key] / off["seconds"] == pytest.approx(0.03 * base[key] / base["seconds"]), key
     # The gated fraction is an energy parameter: tags follow it when it is recomputed.
     gated10 = energy.compute(off, {"off_leakage_fraction": 0.1})
-    assert gated10["l1d_tag_static_energy_j"] == pytest.approx(off["l1d_tag_static_energy_j"] / 0.03 * 0.1)
+    assert gated10["l1d_tag_static_energy_j"] == approx_j(off["l1d_tag_static_energy_j"] / 0.03 * 0.1)
 
 
 def test_per_sm_switch_off_gates_the_tags_of_the_switched_off_sm_only():
@@ -306,7 +307,7 @@ def test_per_sm_switch_off_gates_the_tags_of_the_switched_off_sm_only():
     e, _ = energy.cache_energy("l1d", cfg["l1d.size_kb"], cfg["l1d.ways"], 45)
     clock = cfg["core.clock_mhz"] * 1e6
     line_cycles = per_sm * r["cycles"] + per_sm * (warmup + 0.03 * (r["cycles"] - warmup))
-    assert r["l1d_tag_static_energy_j"] == pytest.approx(e.tag_leak_mw_per_line * 1e-3 * line_cycles / clock)
+    assert r["l1d_tag_static_energy_j"] == approx_j(e.tag_leak_mw_per_line * 1e-3 * line_cycles / clock)
     # From the flat metrics alone (a sweep row), the same energy.
     assert energy.compute(metrics=r.metrics, config=r.config) == energy.compute(r)
 

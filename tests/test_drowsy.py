@@ -7,6 +7,7 @@ import pytest
 from gpucachex import Config, _core, energy, presets, sim, simulate, workloads
 from gpucachex.config import schema
 from gpucachex.experiments import load_spec
+from approx import approx_j
 from tracebuild import KernelSpec, alu, build, ld, lanes, st
 
 # One SM, a perfect instruction cache, one L2 slice with a simple DRAM: a 16 KB 4-way L1D (128 lines)
@@ -20,13 +21,6 @@ HIT = 20      # l1d.hit_latency: an L1D hit answers 20 cycles after it reaches t
 A = 0x10000   # one 128 B line
 E32 = energy.EnergyParams(node_nm=32)
 CLOCK = 700e6  # the GTX 480's 700 MHz core clock: a cycle is 1 / CLOCK seconds of leakage
-
-
-def approx_j(value):
-    """pytest.approx for an energy (J) or a power (W) worked out by hand: relative only, since
-    approx's default absolute tolerance of 1e-12 would take any value within a picojoule of the
-    expected one (a wake-up costs 0.45 pJ, a tag lookup 0.57)."""
-    return pytest.approx(value, rel=1e-9, abs=0)
 
 
 def drowsy(**kw):
@@ -459,7 +453,7 @@ def test_dwl_saves_most_on_low_utilisation_kernels():
         p = energy.EnergyParams(node_nm=32, dwl={"l1d": True}, dwl_select="lanes")
         reads = r["l1d_data_reads"]
         util = (r["l1d_lanes_sum"] - r["l1d_write_lanes_sum"]) / (32 * reads)
-        assert energy.compute(r, p)["l1d_data_read_energy_j"] == pytest.approx(whole["l1d_data_read_energy_j"] * util)
+        assert energy.compute(r, p)["l1d_data_read_energy_j"] == approx_j(whole["l1d_data_read_energy_j"] * util)
     for select in ("bytes", "lanes"):
         assert saved["myocyte", select] > saved["sgemm", select] + 0.1
     assert saved["sgemm", "lanes"] == pytest.approx(0, abs=1e-9)  # every sgemm warp is full

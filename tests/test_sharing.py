@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from gpucachex import energy, presets, simulate
+from approx import approx_j
 from tracebuild import KernelSpec, alu, build, chain, ld, lanes, st
 
 # Two SMs forming one cluster, a perfect instruction cache, round numbers (gtx480: 16 KB 4-way
@@ -623,14 +624,14 @@ def test_sharing_energy_overheads():
     for mode in MODES[1:]:
         r = runs[mode]
         parts = sharing.overhead_parts(r.metrics, r.config, energy.EnergyParams())
-        assert r["l1d_overhead_energy_j"] == pytest.approx(sum(parts.values()))
+        assert r["l1d_overhead_energy_j"] == approx_j(sum(parts.values()))
         # crossbar flits times the energy of a flit
         flit_j = cfg["icnt.flit_bytes"] * 8 * sharing.XBAR_PJ_PER_BIT_MM * sharing.XBAR_MM * 1e-12
-        assert parts["crossbar_dynamic_j"] == pytest.approx(r["cluster_flits"] * flit_j)
+        assert parts["crossbar_dynamic_j"] == approx_j(r["cluster_flits"] * flit_j)
         # the paper's 5.55 mW (30 SMs in 3 clusters of 10) over the run
         leak_w = sharing.PAPER_LEAKAGE_MW * 1e-3 * (sharing.XBAR_AREA_MM2 + (mode == "ata") * sharing.CMP_AREA_MM2) / (
             sharing.XBAR_AREA_MM2 + sharing.CMP_AREA_MM2)
-        assert parts["crossbar_static_j"] + parts.get("comparator_static_j", 0.0) == pytest.approx(
+        assert parts["crossbar_static_j"] + parts.get("comparator_static_j", 0.0) == approx_j(
             leak_w * r["seconds"])
     assert runs["ata"]["l1d_remote_tag_lookups"] > 0
     assert sharing.overhead_parts(runs["ata"].metrics, runs["ata"].config, energy.EnergyParams())[
@@ -649,10 +650,10 @@ def test_sharing_energy_overheads():
     read_ratio = e32["l1d_data_read_energy_j"] / e45["l1d_data_read_energy_j"]
     leak_ratio = e32["l1d_static_on_energy_j"] / e45["l1d_static_on_energy_j"]
     assert 0.5 < leak_ratio < read_ratio < 0.6
-    assert p32["crossbar_dynamic_j"] == pytest.approx(read_ratio * p45["crossbar_dynamic_j"])
+    assert p32["crossbar_dynamic_j"] == approx_j(read_ratio * p45["crossbar_dynamic_j"])
     for part in ("crossbar_static_j", "comparator_static_j"):
         assert p32[part] == pytest.approx(leak_ratio * p45[part]), part
-    assert p32["remote_tag_dynamic_j"] == pytest.approx(
+    assert p32["remote_tag_dynamic_j"] == approx_j(
         p45["remote_tag_dynamic_j"] * e32["l1d_tag_energy_j"] / e45["l1d_tag_energy_j"])
     given = {"sharing.xbar_pj_per_bit_mm": sharing.XBAR_PJ_PER_BIT_MM, "sharing.leakage_mw": sharing.PAPER_LEAKAGE_MW}
     at32_given = sharing.overhead_parts(r.metrics, r.config, energy.EnergyParams(node_nm=32, extra=given))
