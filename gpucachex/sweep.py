@@ -437,25 +437,25 @@ def _effective(cfg: Config) -> tuple:
     def read(key: str) -> bool:
         if keys[key].technique is not None:
             return keys[key].technique in selected
-        level, policy, *param = key.split(".")
-        chooser = keys.get(f"{level}.policy")
-        if param and chooser is not None and chooser.type == "policy" and policy in (chooser.choices or ()):
-            return cfg[f"{level}.policy"] == policy
+        parts = key.split(".")   # <level>.<policy>.<param> for a policy's parameter
+        chooser = keys.get(f"{parts[0]}.policy")
+        if len(parts) == 3 and chooser is not None and chooser.type == "policy" and parts[1] in (chooser.choices or ()):
+            return cfg[f"{parts[0]}.policy"] == parts[1]
         return True
 
     return tuple((k, v) for k, v in cfg.items() if read(k))
 
 
-def _warn_repeated(repeats: list[tuple[dict, dict]], cfg_of: dict[int, Config]) -> None:
+def _warn_repeated(repeats: list[tuple[tuple[dict, Config], tuple[dict, Config]]]) -> None:
     """Warn that grid points repeat others' runs: they differ from them only in keys no run of theirs
-    reads, so their rows are the same numbers again, counted twice by a mean over them."""
+    reads, so their rows are the same numbers again, counted twice by a mean over them. `repeats`:
+    (the point, its configuration) and the same of the first point it repeats."""
     import warnings
 
     ignored: list[str] = []
-    for later, first in repeats:
-        a, b = cfg_of[id(later)], cfg_of[id(first)]
+    for (_, a), (_, b) in repeats:
         ignored += [k for k in a if a[k] != b[k] and k not in ignored]
-    later, first = repeats[0]
+    (later, _), (first, _) = repeats[0]
     warnings.warn(f"{len(repeats)} grid point(s) repeat the runs of others, differing from them only in "
                   f"{', '.join(ignored)}, read only by a technique or replacement policy those points do not "
                   f"select (such as {later} and {first}); a 'when' rule sweeps such keys only where they are read",
@@ -490,9 +490,8 @@ def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = 
     columns: list[str] = []       # swept columns in order of first appearance
     configured = []
     first_of: dict[str, dict[str, Any]] = {}   # configuration key -> the first point that gave it
-    first_effective: dict[tuple, dict[str, Any]] = {}   # what a run reads -> the first point that gave it
-    repeats: list[tuple[dict, dict]] = []
-    cfg_of: dict[int, Config] = {}
+    first_effective: dict[tuple, tuple[dict, Config]] = {}   # what a run reads -> the first point that gave it
+    repeats: list[tuple[tuple[dict, Config], tuple[dict, Config]]] = []
     for params in grid_points:
         resolved: dict[str, Any] = {}
         for k, v in params.items():
@@ -514,12 +513,11 @@ def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = 
             continue
         first_of[cfg.key()] = resolved
         configured.append((resolved, cfg))
-        cfg_of[id(resolved)] = cfg
-        same = first_effective.setdefault(_effective(cfg), resolved)
-        if same is not resolved:
-            repeats.append((resolved, same))
+        earlier = first_effective.setdefault(_effective(cfg), (resolved, cfg))
+        if earlier[0] is not resolved:
+            repeats.append(((resolved, cfg), earlier))
     if repeats:
-        _warn_repeated(repeats, cfg_of)
+        _warn_repeated(repeats)
     out = []
     for resolved, cfg in configured:
         # Config values (canonical types) for every swept key, so rows of sub-grids line up.
