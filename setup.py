@@ -18,6 +18,14 @@ sources = sorted(
     if "tests" not in p.relative_to(HERE / "csrc").parts
 )
 
+# A change to a header must rebuild the extension: without these, build_ext --inplace kept the
+# objects compiled against the old header (a changed struct or macro), a stale and wrong core.
+headers = sorted(
+    str(p.relative_to(HERE))
+    for p in (HERE / "csrc").rglob("*.h")
+    if "tests" not in p.relative_to(HERE / "csrc").parts
+)
+
 compile_args = ["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-fvisibility=hidden"]
 link_args = []
 if os.environ.get("GPUCACHEX_SANITIZE") == "1":
@@ -52,6 +60,7 @@ setup(
         Extension(
             "gpucachex._core",
             sources=sources,
+            depends=headers,
             include_dirs=["csrc"],
             extra_compile_args=compile_args,
             extra_link_args=link_args,
