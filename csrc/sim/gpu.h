@@ -136,7 +136,8 @@ void gcx_q_insert_sorted(gcx_queue *q, gcx_req *r, uint64_t t_ready);
     X(accesses, "requests the cache accepted (hits + misses)")                                     \
     X(hits, "accesses served from the cache")                                                      \
     X(misses, "accepted accesses not served from the cache (pending hits included)")               \
-    X(pending_hits, "misses to a line already being fetched (merged into its MSHR)")               \
+    X(pending_hits, "misses to a line already being fetched (merged into its MSHR); in the L2, only those " \
+                    "the fetch in flight brings every sector of")                                    \
     X(read_accesses, "accepted reads")                                                             \
     X(write_accesses, "accepted writes")                                                           \
     X(tag_lookups, "tag array lookups, rejected attempts included")                               \
