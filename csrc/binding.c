@@ -317,18 +317,29 @@ static int u64_converter(PyObject *obj, void *out)
     return 1;
 }
 
+/* `obj`, a Python integer (numpy's too, not a bool) from 0 to `highest`, into *out: 0; NOT_AN_INT or
+ * OUT_OF_RANGE otherwise, with no exception set, for the caller to name the argument. The "I", "K"
+ * and "L" formats would mask instead (a grid of 2**32 + 196 CTAs ran as 196, one of -1 as 2**32 - 1). */
+enum { NOT_AN_INT = -1, OUT_OF_RANGE = -2 };
+static int checked_uint(PyObject *obj, unsigned long long highest, unsigned long long *out)
+{
+    if (PyBool_Check(obj) || !PyIndex_Check(obj))
+        return NOT_AN_INT;
+    if (!u64_converter(obj, out) || *out > highest) {
+        PyErr_Clear();
+        return OUT_OF_RANGE;
+    }
+    return 0;
+}
+
 static int seed_converter(PyObject *obj, void *out)
 {
-    if (PyBool_Check(obj) || !PyIndex_Check(obj)) {
+    int rc = checked_uint(obj, UINT64_MAX, out);
+    if (rc == NOT_AN_INT)
         PyErr_Format(PyExc_TypeError, "seed must be a non-negative integer, got %R", obj);
-        return 0;
-    }
-    if (!u64_converter(obj, out)) {
-        PyErr_Clear();
+    else if (rc == OUT_OF_RANGE)
         PyErr_Format(PyExc_ValueError, "seed must be an integer from 0 to 2**64 - 1, got %R", obj);
-        return 0;
-    }
-    return 1;
+    return rc == 0;
 }
 
 /* A cache_run geometry argument from `lowest` to 2**32 - 1, into *out, or -1 with an error naming it
@@ -513,16 +524,12 @@ static void release_kernels(kernel_buffers *kb, int n)
     }
 }
 
-/* `obj`, a Python integer (numpy's too) from 0 to 2**32 - 1, into *out; -1 (no exception set)
- * otherwise. The "I" format would mask instead: a grid of 2**32 + 196 CTAs, or of -1, would run as
- * another launch shape. */
+/* `obj`, an integer from 0 to 2**32 - 1, into *out; nonzero (no exception set) otherwise. */
 static int u32_of(PyObject *obj, uint32_t *out)
 {
     unsigned long long v;
-    if (PyBool_Check(obj) || !PyIndex_Check(obj) || !u64_converter(obj, &v) || v > UINT32_MAX) {
-        PyErr_Clear();
+    if (checked_uint(obj, UINT32_MAX, &v))
         return -1;
-    }
     *out = (uint32_t)v;
     return 0;
 }
@@ -1463,19 +1470,18 @@ static PyObject *py_check_kernel(PyObject *self, PyObject *args, PyObject *kwarg
                                      &objs[4], &objs[5], &objs[6], &objs[7], &counts[0], &counts[1], &counts[2],
                                      &counts[3], &counts[4], &counts[5]))
         return NULL;
-    /* Checked, not masked as the "K" and "I" formats would: a grid of -1 CTAs read as 2**64 - 1
-     * let any CTA id pass, and 2**32 + 5 memory spaces read as 5. */
+    /* Checked, not masked: a grid of -1 CTAs read as 2**64 - 1 let any CTA id pass, and 2**32 + 5
+     * memory spaces read as 5. */
     static const unsigned long long highest[6] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT32_MAX,
                                                   UINT32_MAX};
     unsigned long long v[6];
     for (int i = 0; i < 6; i++) {
-        if (PyBool_Check(counts[i]) || !PyIndex_Check(counts[i]))
+        int rc = checked_uint(counts[i], highest[i], &v[i]);
+        if (rc == NOT_AN_INT)
             return PyErr_Format(PyExc_TypeError, "%s must be an integer, got %R", kwlist[8 + i], counts[i]);
-        if (!u64_converter(counts[i], &v[i]) || v[i] > highest[i]) {
-            PyErr_Clear();
+        if (rc == OUT_OF_RANGE)
             return PyErr_Format(PyExc_ValueError, "%s must be an integer from 0 to %llu, got %R", kwlist[8 + i],
                                 highest[i], counts[i]);
-        }
     }
     unsigned long long n_addresses = v[0], grid_ctas = v[1], warps_per_cta = v[2], n_opcodes = v[3];
     unsigned int n_op_classes = (unsigned int)v[4], n_spaces = (unsigned int)v[5];
