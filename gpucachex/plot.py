@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from typing import Sequence
 
 import matplotlib
@@ -59,8 +60,6 @@ def _warn_partial(plot: str, what: str, frame, keys: Sequence[str | None], colum
     of a `columns` column in some rows but not all: pandas' mean skips the others without a word, and
     that bar would stand for fewer rows (seeds, workloads) than the rest. Groups without any value are
     not drawn; the plots say so themselves where that would not show."""
-    import warnings
-
     keys = [k for k in keys if k is not None]
     notes = []
     for col in columns:
@@ -104,8 +103,6 @@ def normalized_bars(frame, metric: str, *, by: str = "workload", hue: str | None
     # otherwise leave only that hue's mean, and bars that average different workloads side by side.
     complete = table.notna().all(axis=1)
     if not complete.all():
-        import warnings
-
         dropped = [str(g) for g in table.index[~complete]]
         warnings.warn(f"normalized_bars: the {'geometric ' if mean == 'geo' else ''}mean of {metric!r} leaves out "
                       f"{', '.join(dropped)}, where {'some ' + repr(hue) + ' value has' if hue else 'there is'} "
@@ -177,8 +174,6 @@ def stacked_bars(frame, columns: Sequence[str], *, by: str = "workload", labels:
     # that bar would be cut short or vanish, as if its fractions were 0: leave it out and say so.
     missing = data.isna()
     if missing.any(axis=None):
-        import warnings
-
         left_out = [f"{g} (no value of {', '.join(repr(c) for c in data.columns[missing.loc[g]])})"
                     for g in data.index[missing.any(axis=1)]]
         warnings.warn(f"stacked_bars: no bar for {'; '.join(left_out)}", stacklevel=2)
@@ -211,8 +206,6 @@ def histogram(frame, x: str | None = None, *, columns: Sequence[str] | None = No
     if x is not None:
         lacking = int(frame[x].isna().sum())
         if lacking:   # a run without a value falls in no bin, and the counts would not say so
-            import warnings
-
             warnings.warn(f"histogram: {lacking} of the {len(frame)} rows have no value of {x!r} and are left out",
                           stacklevel=2)
         values = frame[x].dropna().to_numpy(dtype=float)
@@ -244,8 +237,6 @@ def histogram(frame, x: str | None = None, *, columns: Sequence[str] | None = No
             missing = np.isnan(heights)
             if missing.any():
                 # No bar reads as a bucket of 0, and a NaN total would leave the others un-normalised.
-                import warnings
-
                 lacking = ", ".join(repr(c) for c, m in zip(columns, missing) if m)
                 where = "" if name is None else f" for {hue} {name}"
                 warnings.warn(f"histogram: no value of {lacking}{where}: no bar drawn"
@@ -337,8 +328,6 @@ def pareto(frame, x: str = "cache_energy_j", y: str = "ipc", *, by: str | Sequen
         names = [str(i) for i in range(len(data))]
         lacking = data[[x, y]].isna().any(axis=1)
         if lacking.any():   # no point, and not on the frontier either: say which rows
-            import warnings
-
             shown = ", ".join(map(str, frame.index[lacking.to_numpy()]))
             warnings.warn(f"pareto: rows {shown} have no value of {x!r} or {y!r} and are not drawn", stacklevel=2)
     front = pareto_front(data, x, y, minimize_x=minimize_x, maximize_y=maximize_y).to_numpy()
