@@ -732,9 +732,10 @@ class _ProcessRunner:
     def submit(self, p: Point):
         from concurrent.futures.process import BrokenProcessPool
 
+        args = (_execute, _ship_config(p.config), p.ref, p.seed)
+        options = dict(ident=p.workload_id, version=model_version())
         try:
-            return self.pool.submit(_execute, _ship_config(p.config), p.ref, p.seed, ident=p.workload_id,
-                                    version=model_version())
+            return self.pool.submit(*args, **options)
         except BrokenProcessPool:  # a run killed its worker: start a fresh pool for the remaining runs
             self.pool.shutdown(wait=False, cancel_futures=True)
             self.restarts += 1
@@ -742,8 +743,7 @@ class _ProcessRunner:
                 raise RuntimeError(f"{self.BROKEN_HINT}; stopped after {self.restarts} attempts "
                                    f"(finished runs are kept)") from None
             self._start()
-            return self.pool.submit(_execute, _ship_config(p.config), p.ref, p.seed, ident=p.workload_id,
-                                    version=model_version())
+            return self.pool.submit(*args, **options)
 
     def wait(self, futures):
         from concurrent.futures import FIRST_COMPLETED, wait
