@@ -26,6 +26,13 @@ from gpucachex import _core
 SCHEMA_VERSION = 1  # bump when the meaning of an existing key changes
 
 
+def exact_number(x: float) -> str:
+    """A key's bound or value as its exact digits: `:g` keeps six significant digits, so a maximum of
+    16777216 read 1.67772e+07 (16777200, which is not the limit)."""
+    x = float(x)
+    return str(int(x)) if x.is_integer() else repr(x)
+
+
 @dataclass(frozen=True)
 class KeySpec:
     name: str
@@ -65,7 +72,8 @@ class KeySpec:
         else:
             value = float(value) + 0.0   # -0.0 is 0.0, and must not give another configuration key
         if not self.min <= value <= self.max:
-            raise ValueError(f"{name} must be between {self.min:g} and {self.max:g}, got {value}")
+            raise ValueError(f"{name} must be between {exact_number(self.min)} and {exact_number(self.max)}, "
+                             f"got {value}")
         return value
 
 

@@ -161,6 +161,9 @@ def test_short_names_resolve_to_the_unique_full_key():
     ({"l1d.latency_queue": "yes"}, TypeError, r"l1d\.latency_queue must be a bool"),
     ({"dram.latency_jitter": -1}, ValueError, r"dram\.latency_jitter must be between 0 and 100000, got -1"),
     ({"dram.latency_jitter": 2.5}, ValueError, r"dram\.latency_jitter must be an integer, got 2\.5"),
+    # the bounds in their exact digits: `:g` gave 1.04858e+06 (1048580, which the key refuses)
+    ({"dram.queue": 1048577}, ValueError, r"dram\.queue must be between 2 and 1048576, got 1048577$"),
+    ({"l1d.size_kb": 0.03}, ValueError, r"l1d\.size_kb must be between 0\.03125 and 1048576, got 0\.03$"),
     ({"l1d.line_bytes": 96}, ValueError, r"l1d\.line_bytes must be a power of two"),
     ({"core.sms": 15, "l1d.cluster_size": 4}, ValueError, r"core\.sms \(15\) must be a multiple of l1d\.cluster_size \(4\)"),
     ({"l1d.line_bytes": 64}, ValueError, r"l1d\.line_bytes \(64\) and l2\.line_bytes \(128\) must be equal"),
@@ -195,6 +198,21 @@ def test_cli_keys_lists_matches_and_names_a_pattern_that_matches_none(capsys):
     assert "l2.loscache.max_threshold" in out and "l1d.ways" not in out
     assert main(["keys", "l1d.wayz"]) == 2
     assert "no configuration key contains 'l1d.wayz' (close: l1d.ways" in capsys.readouterr().err
+
+
+def test_cli_keys_prints_every_range_in_its_exact_digits(capsys):
+    # `:g` printed six significant digits: core.registers' 16777216 read 1.67772e+07.
+    import re
+
+    from gpucachex.cli import main
+
+    assert main(["keys"]) == 0
+    ranges = re.findall(r"^  (\S+) +(?:int|float) +default +\S+ +(\S+)\.\.(\S+)$", capsys.readouterr().out, re.M)
+    numeric = {s.name: s for s in schema().values() if s.type in ("int", "float")}
+    assert sorted(name for name, _, _ in ranges) == sorted(numeric)
+    for name, low, high in ranges:
+        assert (float(low), float(high)) == (numeric[name].min, numeric[name].max), name
+    assert ("core.registers", "1", "16777216") in ranges
 
 
 def test_submodules_are_attributes_of_the_package_and_load_on_first_use():
