@@ -31,7 +31,9 @@ def _print_table(rows: dict, title: str | None = None) -> None:
     width = max((len(str(k)) for k in rows), default=0)
     for key, value in rows.items():
         if isinstance(value, float):
-            value = f"{value:.6g}"
+            # Counts the metrics hold as floats (l1d_global_fills, l1d_remote_hits) in full: six significant
+            # digits printed 2874221 as 2.87422e+06. Fractions keep six.
+            value = f"{value:.0f}" if value.is_integer() and abs(value) < 2**53 else f"{value:.6g}"
         print(f"  {str(key):<{width}}  {value}")
 
 

@@ -2,8 +2,10 @@
 output that strict JSON parsers read."""
 import importlib
 import json
+import math
 import os
 import sys
+from types import SimpleNamespace
 
 import gpucachex
 from gpucachex import cli, presets
@@ -83,3 +85,16 @@ def test_sweep_error_is_reachable_from_the_package():
     from gpucachex.sweep import SweepError
 
     assert gpucachex.SweepError is SweepError
+
+
+def test_simulate_prints_a_count_held_as_a_float_in_full(capsys, monkeypatch):
+    # Several counters are floats in Result.metrics (l1d_global_fills); six significant digits turned
+    # 2874221 into 2.87422e+06. Fractions keep six.
+    metrics = {"cycles": 2265814, "l1d_global_fills": 2874221.0, "ipc": 25.310137, "l2_hit_rate": 0.6750707654550694,
+               "l1d_on_fraction": 1.0, "l2_dead_time_fraction": math.nan}
+    monkeypatch.setattr("gpucachex.sim.simulate",
+                        lambda *a, **k: SimpleNamespace(metrics=metrics, workload="bfs", wall_seconds=1.0))
+    assert cli.main(["simulate", "vectoradd:tiny", "--all"]) == 0
+    rows = dict(line.split() for line in capsys.readouterr().out.splitlines()[1:])
+    assert rows == {"cycles": "2265814", "l1d_global_fills": "2874221", "ipc": "25.3101", "l2_hit_rate": "0.675071",
+                    "l1d_on_fraction": "1", "l2_dead_time_fraction": "nan"}
