@@ -43,12 +43,17 @@ def _read_addresses(path: str):
     import numpy as np
 
     p = Path(path)
+    if p.is_dir():   # "no such file" would send the user looking for a path that is there
+        raise CliError(f"{path} is a directory, not an address file")
     if not p.is_file():
         raise CliError(f"{path}: no such file")
     size = p.stat().st_size
     if size % 8:
         raise CliError(f"{path}: size {size} bytes is not a multiple of 8 (expected raw little-endian uint64 addresses)")
-    return np.fromfile(p, dtype="<u8").astype(np.uint64, copy=False)
+    try:   # a file this process may not read ended in a PermissionError traceback
+        return np.fromfile(p, dtype="<u8").astype(np.uint64, copy=False)
+    except OSError as exc:
+        raise CliError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
 # gpucachex.cache_run's keywords other than a policy's parameters: what --option says instead.

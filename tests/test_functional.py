@@ -388,6 +388,23 @@ def test_cli_cache_errors(tmp_path, capsys):
     assert "--write-through changes nothing here: an address file holds reads only" in err and "writes=" in err
 
 
+def test_cli_cache_names_a_folder_and_a_file_it_cannot_read(tmp_path, capsys, monkeypatch):
+    geometry = ["--sets", "4", "--ways", "2", "--line", "64"]
+    assert cli_main(["cache", str(tmp_path), *geometry]) == 2
+    assert capsys.readouterr().err == f"gpucachex cache: error: {tmp_path} is a directory, not an address file\n"
+    # A file this process may not read (chmod 000; root reads it anyway, so its refusal is played here)
+    # ended in a PermissionError traceback.
+    good = tmp_path / "good.bin"
+    GOOD.astype("<u8").tofile(good)
+
+    def refused(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(np, "fromfile", refused)
+    assert cli_main(["cache", str(good), *geometry]) == 2
+    assert capsys.readouterr().err == f"gpucachex cache: error: {good}: cannot read (Permission denied)\n"
+
+
 def test_cli_gen_addresses(tmp_path, capsys):
     out = tmp_path / "a.bin"
     assert cli_main(["gen-addresses", str(out), "--count", "1000", "--footprint-mb", "1"]) == 0
