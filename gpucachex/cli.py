@@ -297,7 +297,9 @@ def cmd_simulate(args) -> int:
         cfg = presets.get(args.preset).replace(**_parse_sets(args.set))
         trace = resolve_workload(args.workload)
     except (KeyError, ValueError, TypeError, OSError) as exc:
-        raise CliError(exc.args[0] if exc.args else str(exc)) from None
+        # A KeyError's text is its first argument (str() would quote it); an OSError's first is its
+        # number: a trace this process may not read printed "error: 13".
+        raise CliError(exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)) from None
     show_progress = args.progress if args.progress is not None else (
         sys.stderr.isatty() and trace.summary()["warp_insts"] > 2_000_000)
     try:

@@ -98,3 +98,18 @@ def test_simulate_prints_a_count_held_as_a_float_in_full(capsys, monkeypatch):
     rows = dict(line.split() for line in capsys.readouterr().out.splitlines()[1:])
     assert rows == {"cycles": "2265814", "l1d_global_fills": "2874221", "ipc": "25.3101", "l2_hit_rate": "0.675071",
                     "l1d_on_fraction": "1", "l2_dead_time_fraction": "nan"}
+
+
+def test_simulate_says_why_a_trace_cannot_be_read(capsys, monkeypatch, tmp_path):
+    # The error printed an OSError's first argument, its number: "gpucachex simulate: error: 13".
+    trace = tmp_path / "mine.npz"
+    trace.write_bytes(b"")
+
+    def refused(path, *args, **kwargs):   # chmod 000, which root reads anyway
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(gpucachex, "load_trace", refused)
+    assert cli.main(["simulate", str(trace)]) == 2
+    assert capsys.readouterr().err == f"gpucachex simulate: error: [Errno 13] Permission denied: '{trace}'\n"
+    assert cli.main(["simulate", "vectoradd:tiny", "--preset", "gtx9000"]) == 2
+    assert capsys.readouterr().err.startswith("gpucachex simulate: error: unknown preset 'gtx9000' (known: gtx480")
