@@ -426,7 +426,9 @@ def cmd_sweep(args) -> int:
     ctx = Context(out_dir=Path(args.out), quick=args.quick, jobs=args.jobs, sweep_options=options)
     try:
         frame = ctx.sweep(spec["path"])
-    except (KeyError, ValueError, TypeError, FileNotFoundError, StoreError) as exc:
+    except (KeyError, ValueError, TypeError, OSError, StoreError) as exc:
+        # OSError: a missing trace, and OUT/NAME.csv that cannot be written (a folder of that name, a
+        # read-only file, a full disk), which ended in a traceback after every run.
         raise CliError(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)) from None
     finally:
         if "store" in options:
@@ -435,7 +437,10 @@ def cmd_sweep(args) -> int:
     written = [csv]
     if args.parquet:
         parquet = str(Path(csv).with_suffix(".parquet"))
-        write_parquet(frame, parquet)
+        try:
+            write_parquet(frame, parquet)
+        except OSError as exc:
+            raise CliError(f"--parquet: cannot write {parquet} ({exc}); {csv} holds the rows") from None
         written.append(parquet)
     stats = frame.attrs.get("sweep", {})
     store = f" (store {options['store'].path})" if "store" in options else ""

@@ -229,6 +229,25 @@ def test_unusable_output_folders_and_stores_stop_before_any_run(registry, tmp_pa
     assert not (out / "tiny_ways.csv").exists()
 
 
+def test_sweep_outputs_that_cannot_be_written_are_an_error_line(registry, tmp_path, capsys):
+    # A folder where OUT/NAME.csv or .parquet goes (as a read-only file or a full disk fail) ended in an
+    # IsADirectoryError traceback after every run.
+    spec = registry / "tiny_ways.toml"
+    out = tmp_path / "out"
+    (out / "tiny_ways.csv").mkdir(parents=True)
+    assert cli.main(["sweep", str(spec), "--quick", "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpucachex sweep: error: [Errno 21] Is a directory") and str(out / "tiny_ways.csv") in err
+    assert err.count("\n") == 1
+    (out / "tiny_ways.csv").rmdir()
+    (out / "tiny_ways.parquet").mkdir()
+    assert cli.main(["sweep", str(spec), "--quick", "--out", str(out), "--parquet", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"gpucachex sweep: error: --parquet: cannot write {out / 'tiny_ways.parquet'} (")
+    assert err.endswith(f"); {out / 'tiny_ways.csv'} holds the rows\n") and err.count("\n") == 1
+    assert len(pd.read_csv(out / "tiny_ways.csv")) == 4
+
+
 def test_empty_out_store_and_address_are_errors(registry, tmp_path, capsys, monkeypatch):
     """--out "$DIR" with DIR unset: not the current folder, silently filled with every experiment's files."""
     monkeypatch.chdir(tmp_path)
