@@ -248,6 +248,21 @@ def test_sweep_outputs_that_cannot_be_written_are_an_error_line(registry, tmp_pa
     assert len(pd.read_csv(out / "tiny_ways.csv")) == 4
 
 
+def test_a_sweep_csv_cut_short_is_not_left_behind(registry, tmp_path, capsys, monkeypatch):
+    # The disk filled up halfway through OUT/NAME.csv: the rows written so far stayed as that file.
+    to_csv = pd.DataFrame.to_csv
+
+    def half_then_full(frame, path, **kwargs):
+        to_csv(frame.head(1), path, **kwargs)
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_full)
+    out = tmp_path / "out"
+    assert cli.main(["sweep", str(registry / "tiny_ways.toml"), "--quick", "--out", str(out), "--no-progress"]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["results.sqlite"]
+
+
 def test_empty_out_store_and_address_are_errors(registry, tmp_path, capsys, monkeypatch):
     """--out "$DIR" with DIR unset: not the current folder, silently filled with every experiment's files."""
     monkeypatch.chdir(tmp_path)

@@ -247,7 +247,15 @@ class Context:
     def table(self, frame, name: str, caption: str) -> str:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         path = self.out_dir / f"{name}.csv"
-        frame.to_csv(path, index=False)
+        # Written beside it and renamed: a write cut short (a full disk, Ctrl-C) left a truncated CSV that
+        # read as the sweep's rows.
+        partial = path.with_name(path.name + ".partial")
+        try:
+            frame.to_csv(partial, index=False)
+            os.replace(partial, path)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
         self.outputs.append(Output("table", name, [str(path)], caption))
         return str(path)
 
