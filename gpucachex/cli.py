@@ -218,6 +218,8 @@ def cmd_workloads(args) -> int:
         key, sep, value = item.partition("=")
         if not sep:
             raise CliError(f"--param expects key=value, got {item!r}")
+        if key in params:   # the last would silently win, as --set and --option refuse
+            raise CliError(f"--param {key} is given twice")
         params[key] = _param_value(value)
     if args.size is None:
         if params:

@@ -800,6 +800,13 @@ def test_cli_describes_and_generates(capsys):
     assert f'"warp_insts": {tiny}' in capsys.readouterr().out
 
 
+def test_cli_refuses_a_parameter_given_twice(capsys):
+    # The last --param silently won, and the title printed only it: "sgemm (tiny, n=64)".
+    assert cli_main(["workloads", "sgemm", "--size", "tiny", "--param", "n=32", "--param", "n=64"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == "gpucachex workloads: error: --param n is given twice\n"
+
+
 def test_every_parameter_can_be_overridden_by_keyword():
     """make(name, size, **params) passes every parameter, so none may be called 'size' (gaussian's
     matrix dimension is n); a model declaring one is refused at registration."""
