@@ -123,10 +123,20 @@ def cmd_gen_addresses(args) -> int:
         addrs = mixed_stream(args.count, footprint_bytes=args.footprint_mb << 20, seed=args.seed)
     except (ValueError, MemoryError) as exc:
         raise CliError(str(exc)) from None
+    out = Path(args.out)
     try:
-        addrs.astype("<u8").tofile(args.out)
+        f = open(out, "wb")
     except OSError as exc:
         raise CliError(f"{args.out}: cannot write ({exc.strerror})") from None
+    try:
+        # Through Python's file rather than numpy's tofile, whose short write (a full disk) raises an
+        # OSError without its reason: "cannot write (None)".
+        with f:
+            f.write(memoryview(addrs.astype("<u8")).cast("B"))
+    except OSError as exc:
+        if out.is_file():   # what was written would read as a shorter stream (not /dev/full itself)
+            out.unlink()
+        raise CliError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
     print(f"wrote {len(addrs):,} addresses ({args.footprint_mb} MB footprint) to {args.out}")
     return 0
 

@@ -425,6 +425,24 @@ def test_cli_gen_addresses_errors_write_nothing(tmp_path, capsys):
     assert "cannot write" in capsys.readouterr().err
 
 
+def test_cli_gen_addresses_cut_short_says_why_and_leaves_no_file(tmp_path):
+    # A file size limit (as a full disk) stops the write after 4,000 of 80,000 bytes: the error said
+    # "cannot write (None)", and the 500 addresses written stayed as a file `cache` reads without a word.
+    import os
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = tmp_path / "a.bin"
+    run = subprocess.run([sys.executable, "-m", "gpucachex", "gen-addresses", str(out), "--count", "10000"],
+                         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(Path(gpucachex.__file__).parents[1])),
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (4000, 4000)))
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == f"gpucachex gen-addresses: error: {out}: cannot write (File too large)\n"
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("footprint", [4, 64, 1000, 1024, 1028])
 def test_mixed_stream_stays_inside_small_footprints(footprint):
     from gpucachex.functional import mixed_stream
