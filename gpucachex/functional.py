@@ -88,6 +88,8 @@ def mixed_stream(count: int, *, footprint_bytes: int = 64 << 20, stream_fraction
         raise ValueError(f"align must be >= 1, got {align}")
     if footprint_bytes < align:
         raise ValueError(f"footprint_bytes must be at least {align}, got {footprint_bytes}")
+    if footprint_bytes > 1 << 64:   # addresses are 64-bit: numpy's own error named neither key nor value
+        raise ValueError(f"footprint_bytes must be at most 2**64 (64-bit addresses), got {footprint_bytes}")
     if not 0 <= seed < 1 << 64:
         raise ValueError(f"seed must be an integer from 0 to 2**64 - 1, got {seed}")
     if isinstance(stream_fraction, bool) or not isinstance(stream_fraction, (int, float, np.number)) \

@@ -466,4 +466,8 @@ def test_mixed_stream_refuses_bad_arguments():
         mixed_stream(10, stream_fraction=1.5)
     with pytest.raises(MemoryError, match="addresses need about"):
         mixed_stream(10**14)
+    with pytest.raises(ValueError, match=r"footprint_bytes must be at most 2\*\*64 .*got 18446744073709551620"):
+        mixed_stream(10, footprint_bytes=(1 << 64) + 4)
     assert len(mixed_stream(np.int64(10))) == 10
+    # The whole 64-bit space is a footprint like any other.
+    assert len(mixed_stream(1000, footprint_bytes=1 << 64, align=1, seed=3)) == 1000
