@@ -76,10 +76,21 @@ def _seed_from_sql(value: int) -> int:
     return int(value) % 2**64
 
 
+def utf8_text(text: str) -> str:
+    """`text` with what has no UTF-8 form escaped. Linux file names are bytes, and Python holds those that
+    are not UTF-8 as lone surrogates ("caf\\udce9" for a Latin-1 "café"), which SQLite's text
+    and a DataFrame's text column refuse: such a byte is shown as "\\xe9". Other text is returned as it is."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:   # a lone surrogate that stands for no byte
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
+
+
 def _info_values(info: Mapping[str, Any]) -> list[Any]:
     """The _RUN_INFO columns of a run, as the tables hold them."""
-    return [_dumps(info[k]) if k == "params" else _seed_to_sql(info[k]) if k == "seed" else info[k]
-            for k in _RUN_INFO]
+    return [_dumps(info[k]) if k == "params" else _seed_to_sql(info[k]) if k == "seed" else
+            utf8_text(info[k]) if isinstance(info[k], str) else info[k] for k in _RUN_INFO]
 
 
 def write_parquet(frame, path: str | os.PathLike) -> None:
@@ -413,7 +424,7 @@ class ResultsStore:
         self.require_writable(f"storing run {info['run_key']}")
         with self._errors(f"storing run {info['run_key']}"), self._transaction():
             self._db.execute("INSERT OR IGNORE INTO configs VALUES (?, ?, ?)",
-                             (info["config_key"], config.name, _dumps(config.to_dict())))
+                             (info["config_key"], utf8_text(config.name), _dumps(config.to_dict())))
             cur = self._db.execute("INSERT OR IGNORE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                    (*values, json.dumps(clean, separators=(",", ":")), float(wall_seconds),
                                     time.time(), socket.gethostname(), os.getpid()))
@@ -428,7 +439,8 @@ class ResultsStore:
             if self._db.execute("SELECT 1 FROM runs WHERE run_key = ?", (info["run_key"],)).fetchone():
                 return  # another sweep stored a result for it: a result wins over a failure
             self._db.execute("INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                             (*values, error, traceback, time.time(), socket.gethostname(), os.getpid()))
+                             (*values, utf8_text(error), utf8_text(traceback), time.time(), socket.gethostname(),
+                              os.getpid()))
 
     def check(self) -> None:
         """Raise StoreError unless SQLite's integrity check passes."""

@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from gpucachex.config import Config, resolve_key, schema
-from gpucachex.store import STORE_FORMAT, clean_value, open_store
+from gpucachex.store import STORE_FORMAT, clean_value, open_store, utf8_text
 from gpucachex.trace import INST_COLUMNS, Trace
 
 LABEL = "label"                 # the grid key that names points instead of configuring them
@@ -333,10 +333,11 @@ def isa_identity() -> str:
 
 
 def workload_name(workload: Any) -> str:
-    """What the `workload` column shows: the name as given, or a Trace's name."""
+    """What the `workload` column shows: the name as given, or a Trace's name, with the bytes of a file
+    name that are not UTF-8 escaped (store.utf8_text): the frame and the store could not hold them."""
     if isinstance(workload, Trace):
-        return workload.name or workload.source or "trace"
-    return str(workload)
+        return utf8_text(workload.name or workload.source or "trace")
+    return utf8_text(str(workload))
 
 
 def workload_ref(workload: Any) -> tuple[str, str, str]:

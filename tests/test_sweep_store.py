@@ -632,6 +632,36 @@ def test_failed_runs_are_recorded_never_stored_and_retried(tmp_path):
     assert [f["workload"] for f in skipped.attrs["failures"]] == [str(bad)] * 2
 
 
+def test_a_trace_file_whose_name_is_not_utf8_is_swept_stored_and_failed_by_name(tmp_path):
+    # Linux file names are bytes; Python holds those that are not UTF-8 as lone surrogates ("\udcff"),
+    # which neither a frame's text column nor SQLite's text can hold: the sweep failed after its runs
+    # (the store's commit, or the frame), and a broken file's failure could not be recorded.
+    folder = os.fsencode(tmp_path)
+    good = os.fsdecode(folder + b"/caf\xe9.npz")      # Latin-1 "café"
+    bad = os.fsdecode(folder + b"/bro\xffken.npz")
+    workloads.make("vectoradd", "tiny").save(good)
+    Path(bad).write_bytes(b"not a trace")
+    path = tmp_path / "s.sqlite"
+    first = sweep(BASE, {"l1d.ways": [2, 4]}, [good, bad], store=path, jobs=1, errors="skip")
+    shown = os.fsdecode(tmp_path) + "/caf\\xe9.npz"
+    assert first.attrs["sweep"] == dict(runs=4, stored=0, simulated=2, failed=2)
+    assert list(first["workload"]) == [shown] * 2
+    assert [f["workload"] for f in first.attrs["failures"]] == [os.fsdecode(tmp_path) + "/bro\\xffken.npz"] * 2
+    again = sweep(BASE, {"l1d.ways": [2, 4]}, [good], store=path, jobs=1)
+    assert again.attrs["sweep"] == dict(runs=2, stored=2, simulated=0, failed=0)
+    same_rows(again, first)
+    with ResultsStore(path) as store:
+        assert sorted(store.results()["workload"]) == [shown] * 2
+        failures = store.failures()
+        assert sorted(failures["workload"]) == [f["workload"] for f in first.attrs["failures"]]
+        assert sorted(failures["error"]) == sorted(f["error"] for f in first.attrs["failures"])
+        # An error that quotes such a name as Python holds it is stored with its bytes escaped too.
+        store.put_failure(dict(run_key="k", config_key=BASE.key(), workload=bad, workload_id="w", seed=0,
+                               version="v", params={}), f"cannot read {bad}", f"Traceback: {bad}")
+        row = store.failures().set_index("run_key").loc["k"]
+        assert row["error"] == "cannot read " + row["workload"] and row["workload"].endswith("/bro\\xffken.npz")
+
+
 def test_seeds_past_the_signed_64_bit_range_are_stored_and_read_back(tmp_path):
     # Sweeps take seeds up to 2**64 - 1 (the core's); SQLite's integers stop at 2**63 - 1.
     seeds = [2**64 - 1, 2**63, 7]
