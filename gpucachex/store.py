@@ -175,6 +175,7 @@ class ResultsStore:
             raise StoreError(f"{self.path}: cannot create its folder {self.path.parent} ({exc.strerror})") from None
         self._lock = threading.RLock()
         self._db = None
+        new = not self.path.is_file() or self.path.stat().st_size == 0   # no store yet: this makes one
         try:
             # Autocommit mode: transactions are opened explicitly (BEGIN IMMEDIATE) around each write.
             self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
@@ -205,6 +206,11 @@ class ResultsStore:
                 self._db.close()
             if _is_read_only(exc):
                 raise StoreError(f"{self.path}: {_why(exc)}") from None
+            if new and "unable to open" in str(exc):
+                # SQLite could not create the file, or beside an empty one its journal: the folder refuses
+                # new files (read-only, another user's). There is no store to call unusable.
+                raise StoreError(f"{self.path}: cannot create a results store in {self.path.parent} ({exc}); give "
+                                 f"a store file in a folder this process may write") from None
             raise StoreError(f"{self.path}: not a usable results store ({exc})") from None
 
     # ---- plumbing -------------------------------------------------------------------------------

@@ -547,6 +547,22 @@ def test_a_store_in_a_folder_this_process_may_not_write_is_read(tmp_path, monkey
     assert path.read_bytes() == before and sorted(p.name for p in folder.iterdir()) == ["s.sqlite"]
 
 
+def test_a_new_store_in_a_read_only_folder_is_named_uncreatable_not_unusable(tmp_path):
+    """No file to be "not a usable results store": the folder refuses the new file (or an empty file
+    its journal), and the error says so before any run."""
+    folder = tmp_path / "archive"
+    folder.mkdir()
+    (folder / "empty.sqlite").write_bytes(b"")
+    with read_only_folder(folder):
+        for name in ("new.sqlite", "empty.sqlite"):
+            with pytest.raises(StoreError) as info:
+                sweep(BASE, {"l1d.ways": [2]}, ["vectoradd:tiny"], store=folder / name, jobs=1)
+            message = str(info.value)
+            assert message.startswith(f"{folder / name}: cannot create a results store in {folder} (")
+            assert "folder this process may write" in message and "not a usable" not in message
+    assert sorted(p.name for p in folder.iterdir()) == ["empty.sqlite"]
+
+
 def test_a_store_whose_log_cannot_be_read_in_a_read_only_folder_is_refused_by_name(tmp_path):
     """Committed runs still in the write-ahead log (a store copied while a sweep wrote it, or left by
     kill -9) cannot be read without the -shm file: an error, not a store that silently lacks them."""
