@@ -8,7 +8,7 @@ first row (INSERT OR IGNORE on the run key). Failed runs go to their own table w
 are never taken for results; running the sweep again retries them.
 
 >>> with ResultsStore("results/store.sqlite") as store:
-...     store.results().to_parquet("results.parquet")
+...     store.export("results.parquet")
 """
 from __future__ import annotations
 

@@ -458,6 +458,19 @@ def test_store_export_to_parquet_of_labels_of_two_types(tmp_path):
     assert list(pq["label"][:2]) == ["3", "wide"] and pd.isna(pq["label"].iloc[2])
 
 
+def test_the_store_modules_example_exports_a_store_of_labels_of_two_types(tmp_path, monkeypatch):
+    # DataFrame.to_parquet refuses a column of two types, which write_parquet (and export) write as text.
+    import gpucachex.store
+
+    monkeypatch.chdir(tmp_path)
+    sweep(BASE, [{"l1d.ways": 2, "label": 3}], ["sgemm:tiny"], store="results/store.sqlite", jobs=1)
+    sweep(BASE, [{"l1d.ways": 8, "label": "wide"}], ["sgemm:tiny"], store="results/store.sqlite", jobs=1)
+    lines = [line[4:] for line in gpucachex.store.__doc__.splitlines() if line.startswith((">>> ", "... "))]
+    assert lines
+    exec("\n".join(lines), {"ResultsStore": ResultsStore})
+    assert sorted(pd.read_parquet("results.parquet")["label"]) == ["3", "wide"]
+
+
 def test_store_errors_are_clear(tmp_path):
     with pytest.raises(StoreError, match="is a directory"):
         ResultsStore(tmp_path)
