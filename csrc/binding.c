@@ -287,8 +287,8 @@ static int read_policy_params(const gcx_policy *policy, PyObject *params, double
             PyErr_Clear();
             if (too_big) {
                 char msg[256]; /* PyErr_Format has no %g */
-                snprintf(msg, sizeof msg, "policy %s: %s must be between %g and %g, got an integer too large for a "
-                         "float", policy->name, name, spec->min_value, spec->max_value);
+                snprintf(msg, sizeof msg, "policy %s: %s must be between %s and %s, got an integer too large for a "
+                         "float", policy->name, name, gcx_num(spec->min_value).s, gcx_num(spec->max_value).s);
                 PyErr_SetString(PyExc_ValueError, msg);
             } else {
                 PyErr_Format(PyExc_TypeError, "option %s of policy '%s' must be a number, got %.100s", name,

@@ -2,6 +2,7 @@
 #include "gcx.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int gcx_fail(gcx_error *err, int code, const char *fmt, ...)
 {
@@ -13,6 +14,18 @@ int gcx_fail(gcx_error *err, int code, const char *fmt, ...)
         err->code = code;
     }
     return code;
+}
+
+gcx_numtext gcx_num(double value)
+{
+    gcx_numtext t;
+    for (int digits = 6; digits < 17; digits++) {
+        snprintf(t.s, sizeof t.s, "%.*g", digits, value);
+        if (strtod(t.s, NULL) == value)
+            return t;
+    }
+    snprintf(t.s, sizeof t.s, "%.17g", value); /* 17 digits read back any double; NaN never compares equal */
+    return t;
 }
 
 static uint64_t splitmix64(uint64_t *x)

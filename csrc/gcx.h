@@ -32,6 +32,16 @@ int gcx_fail(gcx_error *err, int code, const char *fmt, ...)
 #endif
     ;
 
+/* A double as the shortest decimal that reads back as the same number, for error messages: %g keeps
+ * six digits, so a refused l1d.size_kb of 16.0000001 read "16", a size that looks valid, and a
+ * bound of 16777216 read "1.67772e+07". Use as `gcx_fail(err, c, "got %s", gcx_num(v).s)`: the
+ * buffer lives until the end of the full expression. */
+typedef struct gcx_numtext {
+    char s[32];
+} gcx_numtext;
+
+gcx_numtext gcx_num(double value);
+
 /* xoshiro256** seeded through splitmix64: fast, good quality, and its state lives in the
  * object that owns it, so two simulations never share a stream. */
 typedef struct gcx_rng {

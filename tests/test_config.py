@@ -146,6 +146,10 @@ def test_short_names_resolve_to_the_unique_full_key():
     ({"l1d.ways": 128}, ValueError, r"l1d\.ways must be between 1 and 64"),
     ({"l1d.size_kb": 0.25, "l1d.ways": 4}, ValueError, r"l1d\.size_kb = 0\.25 holds 2 lines of 128 bytes, fewer than l1d\.ways = 4"),
     ({"l1d.size_kb": 10.1}, ValueError, r"l1d\.size_kb = 10\.1 is not a whole number of sets"),
+    # the core printed numbers with six digits: 16.0000001 read "16", a size that looks valid
+    ({"l1d.size_kb": 16.0000001}, ValueError, r"l1d\.size_kb = 16\.0000001 is not a whole number of sets"),
+    ({"l1d.power": "drowsy", "drowsy.window": 1234567, "drowsy.period": 7654321}, ValueError,
+     r"drowsy\.window \(1234567\) and drowsy\.period \(7654321\) select different policies"),
     ({"l1d.index": "fermi", "l1d.size_kb": 8.0}, ValueError,
      r"l1d\.index = 'fermi' \(GPGPU-Sim's Fermi hash\) needs 32 or 64 L1D sets; l1d\.size_kb = 8 with 4 ways of "
      r"128 bytes gives 16"),
@@ -236,6 +240,9 @@ def test_submodules_are_attributes_of_the_package_and_load_on_first_use():
     # Python's own messages left the key out
     ({"l1d.ways": 10**400}, ValueError, "l1d.ways: the integer given is too large for a float"),
     ({"l1d.ways": 4j}, TypeError, "l1d.ways must be a number, bool or string, got complex"),
+    # its own range check, with bounds and value in full (not 1.67772e+07 for 16777216)
+    ({"core.registers": 16777217}, ValueError, r"core\.registers must be between 1 and 16777216, got 16777217$"),
+    ({"core.sms": 15.0000001}, ValueError, r"core\.sms must be an integer, got 15\.0000001$"),
 ])
 def test_the_core_names_the_key_it_cannot_read(values, error, match):
     from gpucachex import _core

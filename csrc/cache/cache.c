@@ -38,11 +38,12 @@ int gcx_cache_check_config(const gcx_cache_config *cfg, gcx_error *err)
         const gcx_param_spec *p = &cfg->policy->params[i];
         double v = cfg->policy_params[i];
         if (!(v >= p->min_value && v <= p->max_value))
-            return gcx_fail(err, GCX_ERR_VALUE, "policy %s: %s must be between %g and %g, got %g",
-                            cfg->policy->name, p->name, p->min_value, p->max_value, v);
+            return gcx_fail(err, GCX_ERR_VALUE, "policy %s: %s must be between %s and %s, got %s",
+                            cfg->policy->name, p->name, gcx_num(p->min_value).s, gcx_num(p->max_value).s,
+                            gcx_num(v).s);
         if (p->is_integer && v != (double)(int64_t)v)
-            return gcx_fail(err, GCX_ERR_VALUE, "policy %s: %s must be an integer, got %g", cfg->policy->name,
-                            p->name, v);
+            return gcx_fail(err, GCX_ERR_VALUE, "policy %s: %s must be an integer, got %s", cfg->policy->name,
+                            p->name, gcx_num(v).s);
     }
     return GCX_OK;
 }

@@ -287,16 +287,16 @@ static const gcx_param_spec *policy_param_of(gcx_gpu_config *cfg, const char *na
 int gcx_config_set_number(gcx_gpu_config *cfg, const gcx_key *key, double value, gcx_error *err)
 {
     if (key->type != GCX_KEY_INT && key->type != GCX_KEY_FLOAT && key->type != GCX_KEY_BOOL)
-        return gcx_fail(err, GCX_ERR_VALUE, "%s expects a name, got the number %g", key->name, value);
+        return gcx_fail(err, GCX_ERR_VALUE, "%s expects a name, got the number %s", key->name, gcx_num(value).s);
     if (!isfinite(value) || value < key->min_value || value > key->max_value)
-        return gcx_fail(err, GCX_ERR_VALUE, "%s must be between %g and %g, got %g", key->name, key->min_value,
-                        key->max_value, value);
+        return gcx_fail(err, GCX_ERR_VALUE, "%s must be between %s and %s, got %s", key->name, gcx_num(key->min_value).s,
+                        gcx_num(key->max_value).s, gcx_num(value).s);
     if (key->type == GCX_KEY_FLOAT) {
         *gcx_config_float(cfg, key) = value;
         return GCX_OK;
     }
     if (value != floor(value))
-        return gcx_fail(err, GCX_ERR_VALUE, "%s must be an integer, got %g", key->name, value);
+        return gcx_fail(err, GCX_ERR_VALUE, "%s must be an integer, got %s", key->name, gcx_num(value).s);
     *gcx_config_int(cfg, key) = (int64_t)value;
     return GCX_OK;
 }
@@ -352,10 +352,10 @@ int gcx_config_set_param(gcx_gpu_config *cfg, const char *name, double value, gc
     const gcx_param_spec *pp = policy_param_of(cfg, name, &slot);
     if (pp) {
         if (!isfinite(value) || value < pp->min_value || value > pp->max_value)
-            return gcx_fail(err, GCX_ERR_VALUE, "%s must be between %g and %g, got %g", name, pp->min_value,
-                            pp->max_value, value);
+            return gcx_fail(err, GCX_ERR_VALUE, "%s must be between %s and %s, got %s", name, gcx_num(pp->min_value).s,
+                            gcx_num(pp->max_value).s, gcx_num(value).s);
         if (pp->is_integer && value != floor(value))
-            return gcx_fail(err, GCX_ERR_VALUE, "%s must be an integer, got %g", name, value);
+            return gcx_fail(err, GCX_ERR_VALUE, "%s must be an integer, got %s", name, gcx_num(value).s);
         *slot = value;
         return GCX_OK;
     }
@@ -365,12 +365,12 @@ int gcx_config_set_param(gcx_gpu_config *cfg, const char *name, double value, gc
     const char *choices;
     const gcx_param_spec *p = param_at((size_t)i, &choices);
     if (choices)
-        return gcx_fail(err, GCX_ERR_VALUE, "%s must be one of %s, got the number %g", name, choices, value);
+        return gcx_fail(err, GCX_ERR_VALUE, "%s must be one of %s, got the number %s", name, choices, gcx_num(value).s);
     if (!isfinite(value) || value < p->min_value || value > p->max_value)
-        return gcx_fail(err, GCX_ERR_VALUE, "%s must be between %g and %g, got %g", name, p->min_value, p->max_value,
-                        value);
+        return gcx_fail(err, GCX_ERR_VALUE, "%s must be between %s and %s, got %s", name, gcx_num(p->min_value).s,
+                        gcx_num(p->max_value).s, gcx_num(value).s);
     if (p->is_integer && value != floor(value))
-        return gcx_fail(err, GCX_ERR_VALUE, "%s must be an integer, got %g", name, value);
+        return gcx_fail(err, GCX_ERR_VALUE, "%s must be an integer, got %s", name, gcx_num(value).s);
     cfg->param_value[i] = value;
     return GCX_OK;
 }
@@ -408,14 +408,14 @@ static int64_t sets_of(const char *what, double size_kb, int64_t ways, int64_t l
     double sets = bytes / ((double)ways * (double)line * (double)slices);
     if (sets < 1.0) {
         gcx_fail(err, GCX_ERR_VALUE,
-                 "%s.size_kb = %g holds %g lines of %lld bytes, fewer than %s.ways = %lld%s", what, size_kb,
-                 bytes / (double)line, (long long)line, what, (long long)ways,
+                 "%s.size_kb = %s holds %s lines of %lld bytes, fewer than %s.ways = %lld%s", what, gcx_num(size_kb).s,
+                 gcx_num(bytes / (double)line).s, (long long)line, what, (long long)ways,
                  slices > 1 ? " per partition" : "");
         return 0;
     }
     if (sets != floor(sets)) {
         gcx_fail(err, GCX_ERR_VALUE,
-                 "%s.size_kb = %g is not a whole number of sets of %lld ways x %lld bytes%s", what, size_kb,
+                 "%s.size_kb = %s is not a whole number of sets of %lld ways x %lld bytes%s", what, gcx_num(size_kb).s,
                  (long long)ways, (long long)line, slices > 1 ? " in each partition" : "");
         return 0;
     }
@@ -435,9 +435,9 @@ int gcx_config_check(const gcx_gpu_config *c, gcx_error *err)
         return GCX_ERR_VALUE;
     if (c->l1d_index == GCX_INDEX_CHOICE_FERMI && l1d_sets != 32 && l1d_sets != 64)
         return gcx_fail(err, GCX_ERR_VALUE,
-                        "l1d.index = 'fermi' (GPGPU-Sim's Fermi hash) needs 32 or 64 L1D sets; l1d.size_kb = %g with "
+                        "l1d.index = 'fermi' (GPGPU-Sim's Fermi hash) needs 32 or 64 L1D sets; l1d.size_kb = %s with "
                         "%lld ways of %lld bytes gives %lld (set l1d.index to 'mod' or 'xor' for this geometry)",
-                        c->l1d_size_kb, (long long)c->l1d_ways, (long long)c->l1d_line_bytes, (long long)l1d_sets);
+                        gcx_num(c->l1d_size_kb).s, (long long)c->l1d_ways, (long long)c->l1d_line_bytes, (long long)l1d_sets);
     if (c->l1i_size_kb > 0 && !sets_of("l1i", c->l1i_size_kb, c->l1i_ways, c->l1i_line_bytes, 1, err))
         return GCX_ERR_VALUE;
     if (!sets_of("l2", c->l2_size_kb, c->l2_ways, c->l2_line_bytes, c->l2_partitions, err))

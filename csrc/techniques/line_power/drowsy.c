@@ -59,9 +59,9 @@ static int drowsy_check(const double *p, gcx_error *err)
 {
     if (p[P_PERIOD] > 0 && p[P_WINDOW] > 0)
         return gcx_fail(err, GCX_ERR_VALUE,
-                        "drowsy.window (%g) and drowsy.period (%g) select different policies: set drowsy.window "
+                        "drowsy.window (%s) and drowsy.period (%s) select different policies: set drowsy.window "
                         "to 0 for the periodic policy, or drowsy.period to 0 for the per-line one",
-                        p[P_WINDOW], p[P_PERIOD]);
+                        gcx_num(p[P_WINDOW]).s, gcx_num(p[P_PERIOD]).s);
     return GCX_OK;
 }
 
