@@ -146,6 +146,9 @@ def test_short_names_resolve_to_the_unique_full_key():
     ({"l1d.ways": 128}, ValueError, r"l1d\.ways must be between 1 and 64"),
     ({"l1d.size_kb": 0.25, "l1d.ways": 4}, ValueError, r"l1d\.size_kb = 0\.25 holds 2 lines of 128 bytes, fewer than l1d\.ways = 4"),
     ({"l1d.size_kb": 10.1}, ValueError, r"l1d\.size_kb = 10\.1 is not a whole number of sets"),
+    # the lines of one partition against its ways, not the whole L2's 24 lines "fewer than" 8 ways
+    ({"l2.size_kb": 3.0, "l2.partitions": 6}, ValueError,
+     r"l2\.size_kb = 3 holds 4 lines of 128 bytes in each partition, fewer than l2\.ways = 8$"),
     # the core printed numbers with six digits: 16.0000001 read "16", a size that looks valid
     ({"l1d.size_kb": 16.0000001}, ValueError, r"l1d\.size_kb = 16\.0000001 is not a whole number of sets"),
     ({"l1d.power": "drowsy", "drowsy.window": 1234567, "drowsy.period": 7654321}, ValueError,

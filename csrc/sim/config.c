@@ -407,10 +407,12 @@ static int64_t sets_of(const char *what, double size_kb, int64_t ways, int64_t l
     double bytes = size_kb * 1024.0;
     double sets = bytes / ((double)ways * (double)line * (double)slices);
     if (sets < 1.0) {
+        /* The lines of one slice, which its ways must fit: the whole L2's (48 lines for 6 KB) read as
+         * if they were "fewer than l2.ways = 16 per partition". */
         gcx_fail(err, GCX_ERR_VALUE,
-                 "%s.size_kb = %s holds %s lines of %lld bytes, fewer than %s.ways = %lld%s", what, gcx_num(size_kb).s,
-                 gcx_num(bytes / (double)line).s, (long long)line, what, (long long)ways,
-                 slices > 1 ? " per partition" : "");
+                 "%s.size_kb = %s holds %s lines of %lld bytes%s, fewer than %s.ways = %lld", what, gcx_num(size_kb).s,
+                 gcx_num(bytes / (double)line / (double)slices).s, (long long)line,
+                 slices > 1 ? " in each partition" : "", what, (long long)ways);
         return 0;
     }
     if (sets != floor(sets)) {
