@@ -357,7 +357,7 @@ def cmd_presets(args) -> int:
 
 
 def cmd_keys(args) -> int:
-    from gpucachex.config import close_names, exact_number, schema
+    from gpucachex.config import close_names, number_text, schema
 
     keys = [s for s in schema().values() if not args.pattern or args.pattern in s.name]
     if not keys:
@@ -369,7 +369,7 @@ def cmd_keys(args) -> int:
         return 0
     for s in keys:
         rng = f"one of {', '.join(s.choices)}" if s.choices else "true/false" if s.type == "bool" else \
-            f"{exact_number(s.min)}..{exact_number(s.max)}"
+            f"{number_text(s.min)}..{number_text(s.max)}"
         print(f"  {s.name:<34} {s.type:<9} default {s.default!s:<10} {rng}\n      {s.doc}")
     return 0
 # ---- sweeps and reproduce ------------------------------------------------------------------

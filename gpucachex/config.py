@@ -26,13 +26,6 @@ from gpucachex import _core
 SCHEMA_VERSION = 1  # bump when the meaning of an existing key changes
 
 
-def exact_number(x: float) -> str:
-    """A key's bound or value as its exact digits: `:g` keeps six significant digits, so a maximum of
-    16777216 read 1.67772e+07 (16777200, which is not the limit)."""
-    x = float(x)
-    return str(int(x)) if x.is_integer() else repr(x)
-
-
 @dataclass(frozen=True)
 class KeySpec:
     name: str
@@ -70,11 +63,27 @@ class KeySpec:
                     raise ValueError(f"{name} must be an integer, got {value}")
                 value = int(value)
         else:
-            value = float(value) + 0.0   # -0.0 is 0.0, and must not give another configuration key
+            try:
+                value = float(value) + 0.0   # -0.0 is 0.0, and must not give another configuration key
+            except OverflowError:   # an int beyond a double: out of range, said so rather than float()'s words
+                raise ValueError(f"{name} must be between {self.range_text()}, got an integer too large for a "
+                                 f"float") from None
         if not self.min <= value <= self.max:
-            raise ValueError(f"{name} must be between {exact_number(self.min)} and {exact_number(self.max)}, "
-                             f"got {value}")
+            raise ValueError(f"{name} must be between {self.range_text()}, got {value}")
         return value
+
+    def range_text(self) -> str:
+        """The range as "MIN and MAX", each bound exact (see `number_text`)."""
+        return f"{number_text(self.min)} and {number_text(self.max)}"
+
+
+def number_text(x: float) -> str:
+    """`x` as %g writes it where that reads back as `x`, else in full: %g keeps six digits, so a bound of
+    16777216 read 1.67772e+07, which a value it refuses (16777217) seems to be below."""
+    text = f"{x:g}"
+    if float(text) == x:
+        return text
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
 @lru_cache(maxsize=1)

@@ -158,6 +158,10 @@ def test_short_names_resolve_to_the_unique_full_key():
      r"128 bytes gives 16"),
     ({"core.scheduler": "fifo"}, ValueError, r"core\.scheduler must be one of lrr, gto, two_level, got 'fifo'"),
     ({"core.alu_latency": -1}, ValueError, r"core\.alu_latency must be between 0 and"),
+    # bounds in full: "between 1 and 1.67772e+07, got 16777217" seemed to refuse a value in range
+    ({"core.registers": 16777217}, ValueError, r"core\.registers must be between 1 and 16777216, got 16777217$"),
+    ({"l1d.size_kb": 10**400}, ValueError,
+     r"l1d\.size_kb must be between 0\.03125 and 1048576, got an integer too large for a float$"),
     ({"l2.latency": 1.5}, ValueError, r"l2\.latency must be an integer, got 1\.5"),
     ({"l1d.policy": "belady"}, ValueError, r"l1d\.policy must be one of lru, fifo, random, srrip"),
     ({"l2.power": "magic"}, ValueError, r"l2\.power must be one of"),
@@ -203,6 +207,8 @@ def test_cli_keys_lists_matches_and_names_a_pattern_that_matches_none(capsys):
     assert main(["keys", "loscache.max"]) == 0
     out = capsys.readouterr().out
     assert "l2.loscache.max_threshold" in out and "l1d.ways" not in out
+    assert main(["keys", "core.registers"]) == 0
+    assert "1..16777216" in capsys.readouterr().out   # not %g's 1..1.67772e+07
     assert main(["keys", "l1d.wayz"]) == 2
     assert "no configuration key contains 'l1d.wayz' (close: l1d.ways" in capsys.readouterr().err
 
