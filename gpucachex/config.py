@@ -215,8 +215,9 @@ class Config(Mapping):
         return f"Config({self.name + ': ' if self.name else ''}{inner})"
 
     # ---- derivation ----------------------------------------------------------------------------
-    def replace(self, **changes: Any) -> "Config":
+    def replace(self, /, **changes: Any) -> "Config":
         """A new configuration with dotted keys changed: ``cfg.replace(**{"l1d.ways": 8})``."""
+        # `self` positional-only, so that a change called "self" is an unknown key like any other.
         return Config(changes, base=self)
 
     def to_dict(self, nested: bool = False) -> dict[str, Any]:

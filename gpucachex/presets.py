@@ -123,8 +123,10 @@ def describe(name: str) -> Preset:
         raise KeyError(f"unknown preset {name!r} (known: {', '.join(PRESETS)})") from None
 
 
-def get(name: str, **overrides: Any) -> Config:
+def get(name: str, /, **overrides: Any) -> Config:
     """The preset's configuration, optionally with dotted-key overrides."""
+    # `name` positional-only: an override called "name" (a spec's [set] name = "mine") is an unknown
+    # configuration key, not "get() got multiple values for argument 'name'".
     preset = describe(name)
     cfg = Config(preset.overrides, name=name)
     return cfg.replace(**overrides) if overrides else cfg

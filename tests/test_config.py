@@ -186,6 +186,14 @@ def test_bad_configurations_name_the_key(change, error, match):
         presets.get("gtx480").replace(**change)
 
 
+def test_overrides_called_name_or_self_are_unknown_keys():
+    # The arguments' own names: "get() got multiple values for argument 'name'" said nothing of the key.
+    with pytest.raises(KeyError, match=r"unknown configuration key 'name'"):
+        presets.get("gtx480", name="mine")
+    with pytest.raises(KeyError, match=r"unknown configuration key 'self'"):
+        presets.get("gtx480").replace(self=1)
+
+
 def test_unknown_preset():
     with pytest.raises(KeyError, match="unknown preset 'gtx9000'"):
         presets.get("gtx9000")

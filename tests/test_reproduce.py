@@ -306,6 +306,8 @@ def test_cli_sweep_errors(registry, tmp_path, capsys):
     # Errors found in the spec's values name its file too, before any run.
     for old, new, message in (('"l1d.ways" = [2, 4]', '"l1d.ways" = []', "grid['l1d.ways'] has no values"),
                               ('preset = "gtx480"', 'preset = "gtx999"', "unknown preset 'gtx999'"),
+                              # not "get() got multiple values for argument 'name'"
+                              ('"l1d.hit_latency" = 24', 'name = "mine"', "unknown configuration key 'name'"),
                               ('workloads = ["vectoradd", "sgemm"]', 'workloads = ["vectorad"]',
                                "workload 'vectorad:small' is neither")):
         assert old in SPEC
