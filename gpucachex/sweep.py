@@ -159,6 +159,14 @@ def _dotted(grid: Mapping[str, Any], where: str, prefix: str = "") -> Iterator[t
             yield prefix + key, values
 
 
+def _full_name(key: str) -> str:
+    """The configuration key `key` names, or `key` itself when it names none (a label, a grid of its own)."""
+    try:
+        return resolve_key(key)
+    except KeyError:
+        return key
+
+
 def _expand_mapping(grid: Mapping[str, Any], where: str, scalars: bool) -> list[dict[str, Any]]:
     axes: list[list[dict[str, Any]]] = []
     rules = []
@@ -184,7 +192,17 @@ def _expand_mapping(grid: Mapping[str, Any], where: str, scalars: bool) -> list[
             swept.append(k)
     points = [dict(collections.ChainMap(*reversed(combo))) for combo in itertools.product(*axes)]
     for i, rule in enumerate(rules):
-        unknown = [k for k, _ in _dotted(rule["if"], f"{where}.when[{i}].if") if k not in swept]
+        # An 'if' may name a swept key by its short or full name ("loscache.table_entries" and
+        # "l2.loscache.table_entries"): compared under the grid's name, not refused as one it does not sweep.
+        spelt = {_full_name(k): k for k in swept}
+        condition_keys: dict[str, Any] = {}
+        for k, v in _dotted(rule["if"], f"{where}.when[{i}].if"):
+            name = spelt.get(_full_name(k), k)
+            if name in condition_keys:   # one of the two conditions would be dropped
+                raise ValueError(f"{where}.when[{i}]: 'if' names {_full_name(k)} twice")
+            condition_keys[name] = v
+        rule = {"if": condition_keys, "grid": rule["grid"]}
+        unknown = [k for k in condition_keys if k not in swept]
         if unknown:
             raise ValueError(f"{where}.when[{i}]: 'if' names {unknown}, which this grid does not sweep "
                              f"(swept: {swept})")

@@ -88,6 +88,17 @@ def test_when_values_are_compared_in_the_keys_canonical_form():
                                      {"l1d.ways": 8, "l1d.dwl": True, "l1d.policy": "fifo"}]
 
 
+def test_when_names_a_swept_key_by_its_short_or_full_name():
+    # It was refused as a key "this grid does not sweep (swept: ['loscache.table_entries'])".
+    for swept, named in (("loscache.table_entries", "l2.loscache.table_entries"),
+                         ("l2.loscache.table_entries", "loscache.table_entries")):
+        grid = {swept: [4, 8], "when": [{"if": {named: 8}, "grid": {"l1d.ways": [2]}}]}
+        assert expand_grid(grid) == [{swept: 4}, {swept: 8, "l1d.ways": 2}]
+    with pytest.raises(ValueError, match=r"grid.when\[0\]: 'if' names l2.loscache.table_entries twice"):
+        expand_grid({"loscache.table_entries": [4, 8], "when": [
+            {"if": {"loscache.table_entries": 4, "l2.loscache.table_entries": 8}, "grid": {"l1d.ways": [2]}}]})
+
+
 def test_points_of_one_configuration_are_one_run_and_one_row():
     """Sub-grids sharing a point (gtx480 has 4 L1D and 8 L2 ways), and values equal once configured."""
     df = sweep(BASE, [{"l1d.ways": [4, 8]}, {"l2.ways": [8, 16]}], ["vectoradd:tiny"], jobs=1)
