@@ -207,6 +207,9 @@ def _expand_mapping(grid: Mapping[str, Any], where: str, scalars: bool) -> list[
             raise ValueError(f"{where}.when[{i}]: 'if' names {unknown}, which this grid does not sweep "
                              f"(swept: {swept})")
         sub = rule["grid"]
+        if isinstance(sub, Mapping) and not sub:   # its one empty point would leave the matched points as they are
+            raise ValueError(f"{where}.when[{i}].grid is empty: the rule sweeps nothing for the points its 'if' "
+                             f"matches; give the keys it sweeps there, or leave the rule out")
         if isinstance(sub, Mapping):
             sub_points = _expand_mapping(sub, f"{where}.when[{i}].grid", scalars)
         else:

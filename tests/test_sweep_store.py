@@ -125,6 +125,8 @@ def test_points_of_one_configuration_are_one_run_and_one_row():
     ({"l1d": {}}, ValueError, r"grid\['l1d'\] is an empty section"),
     ({"l1d": {"zip": {"ways": [2]}}}, ValueError, r"'zip' inside the section 'l1d'"),
     ({"a": [1], "when": [{"if": {"a": 1}, "grid": {"a": [2]}}]}, ValueError, "already sweeps"),
+    # an empty sub-grid left the points it matched as they were, without a word
+    ({"a": [1, 2], "when": [{"if": {"a": 1}, "grid": {}}]}, ValueError, r"grid.when\[0\].grid is empty"),
     # an 'if' that matches no point would drop its sub-grid without a word: a value the key cannot take,
     # or one the grid does not sweep
     ({"l2.power": ["none", "loscache"], "when": [{"if": {"l2.power": "LoSCache"}, "grid": {"l2.ways": [8]}}]},
