@@ -45,7 +45,7 @@ class KeySpec:
         if self.type in ("choice", "policy", "technique"):
             if not isinstance(value, str):
                 raise TypeError(f"{name} must be a string (one of {', '.join(self.choices or ())}), "
-                                f"got {type(value).__name__}")
+                                f"got {type(value).__name__} {value!r}")
             if self.choices is not None and value not in self.choices:
                 raise ValueError(f"{name} must be one of {', '.join(self.choices)}, got {value!r}")
             return value

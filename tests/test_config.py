@@ -169,6 +169,8 @@ def test_short_names_resolve_to_the_unique_full_key():
     ({"l1d.wayz": 4}, KeyError, r"unknown configuration key 'l1d\.wayz' \(close: l1d\.ways"),
     ({"dram.channels": 5}, ValueError, r"l2\.partitions \(12\) must be a multiple of dram\.channels \(5\)"),
     ({"l1d.cache_global": "yes"}, TypeError, r"l1d\.cache_global must be a bool"),
+    # the value too, as for numbers: which of a grid's values is wrong
+    ({"l2.power": 1}, TypeError, r"l2\.power must be a string \(one of none, .*\), got int 1$"),
     ({"l1d.latency_queue": "yes"}, TypeError, r"l1d\.latency_queue must be a bool"),
     ({"dram.latency_jitter": -1}, ValueError, r"dram\.latency_jitter must be between 0 and 100000, got -1"),
     ({"dram.latency_jitter": 2.5}, ValueError, r"dram\.latency_jitter must be an integer, got 2\.5"),
