@@ -738,8 +738,11 @@ def test_queues_too_short_for_a_write_back_are_refused_when_built():
 
 def test_kernel_that_does_not_fit_an_sm():
     trace = build([KernelSpec([[[alu(dst=(1,))]]], shmem_bytes=64 * 1024)])
-    with pytest.raises(ValueError, match=r"does not fit on an SM: .* exceeds core\.shmem_bytes"):
+    with pytest.raises(ValueError, match=r"does not fit on an SM: .* needs 65536 of core\.shmem_bytes = 49152$"):
         simulate(presets.get("gtx480"), trace)
+    # The limit and what one CTA needs of it: 16 warps of 8.
+    with pytest.raises(ValueError, match=r"a CTA of 512 threads .* needs 16 of core\.max_warps = 8$"):
+        simulate(presets.get("gtx480", **{"core.schedulers": 2, "core.max_warps": 8}), "bfs:tiny")
 
 
 def test_occupancy_limits_concurrency():

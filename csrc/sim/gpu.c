@@ -161,21 +161,28 @@ void gcx_gpu_free(gcx_gpu *g)
  * memory limits, with threads and registers counted as GPGPU-Sim's max_cta counts them (a CTA
  * takes whole warps, registers in fours: gcx_cta_threads, gcx_cta_regs). Zero means the kernel
  * does not fit at all. */
-static uint32_t cta_limit(const gcx_gpu_config *c, const gcx_kernel *k, const char **why)
+static uint32_t cta_limit(const gcx_gpu_config *c, const gcx_kernel *k, const char **why, uint64_t *need,
+                          uint64_t *have)
 {
+    /* need/have: what one CTA takes of the tightest resource and what an SM has of it, for the
+     * message when not even one CTA fits. */
     uint64_t lim = (uint64_t)c->max_ctas_per_sm;
-    *why = "core.max_ctas";
+    *why = "core.max_ctas"; *need = 1; *have = (uint64_t)c->max_ctas_per_sm;
     uint64_t t = (uint64_t)c->max_threads_per_sm / gcx_cta_threads(k);
-    if (t < lim) { lim = t; *why = "core.max_threads"; }
+    if (t < lim) {
+        lim = t; *why = "core.max_threads"; *need = gcx_cta_threads(k); *have = (uint64_t)c->max_threads_per_sm;
+    }
     t = (uint64_t)c->max_warps_per_sm / k->warps_per_cta;
-    if (t < lim) { lim = t; *why = "core.max_warps"; }
+    if (t < lim) { lim = t; *why = "core.max_warps"; *need = k->warps_per_cta; *have = (uint64_t)c->max_warps_per_sm; }
     if (k->nregs) {
         t = (uint64_t)c->registers_per_sm / gcx_cta_regs(k);
-        if (t < lim) { lim = t; *why = "core.registers"; }
+        if (t < lim) {
+            lim = t; *why = "core.registers"; *need = gcx_cta_regs(k); *have = (uint64_t)c->registers_per_sm;
+        }
     }
     if (k->shmem_bytes) {
         t = (uint64_t)c->shmem_per_sm / k->shmem_bytes;
-        if (t < lim) { lim = t; *why = "core.shmem_bytes"; }
+        if (t < lim) { lim = t; *why = "core.shmem_bytes"; *need = k->shmem_bytes; *have = (uint64_t)c->shmem_per_sm; }
     }
     return (uint32_t)lim;
 }
@@ -184,16 +191,18 @@ static int kernel_start(gcx_gpu *g, uint32_t ki, gcx_error *err)
 {
     const gcx_kernel *k = &g->wl->kernels[ki];
     const char *why;
+    uint64_t need, have;
     g->kernel = ki;
     g->next_cta = 0;
     g->ctas_left = k->n_ctas;
     g->dispatch_sm = 0;
-    g->cta_limit = cta_limit(&g->cfg, k, &why);
+    g->cta_limit = cta_limit(&g->cfg, k, &why, &need, &have);
     if (g->cta_limit == 0 && k->n_ctas)
         return gcx_fail(err, GCX_ERR_VALUE,
                         "kernel %u (%s) does not fit on an SM: a CTA of %u threads with %u registers each and %u "
-                        "bytes of shared memory exceeds %s",
-                        ki + 1, k->name ? k->name : "?", k->threads_per_cta, k->nregs, k->shmem_bytes, why);
+                        "bytes of shared memory needs %llu of %s = %llu",
+                        ki + 1, k->name ? k->name : "?", k->threads_per_cta, k->nregs, k->shmem_bytes,
+                        (unsigned long long)need, why, (unsigned long long)have);
     for (uint32_t i = 0; i < g->wl->n_memcpys; i++) {
         const gcx_memcpy *m = &g->wl->memcpys[i];
         if (m->before_kernel == ki && g->cfg.l2_prefill)
