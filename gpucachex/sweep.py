@@ -213,7 +213,7 @@ def _expand_mapping(grid: Mapping[str, Any], where: str, scalars: bool) -> list[
         if isinstance(sub, Mapping):
             sub_points = _expand_mapping(sub, f"{where}.when[{i}].grid", scalars)
         else:
-            sub_points = expand_grid(sub)
+            sub_points = expand_grid(sub, where=f"{where}.when[{i}].grid")
         clash = sorted({k for q in sub_points for k in q} & set(swept))
         if clash:
             raise ValueError(f"{where}.when[{i}].grid sweeps {clash}, which the grid already sweeps")
@@ -228,24 +228,26 @@ def _expand_mapping(grid: Mapping[str, Any], where: str, scalars: bool) -> list[
     return points
 
 
-def expand_grid(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
+def expand_grid(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None, *,
+                where: str = "grid") -> list[dict[str, Any]]:
     """The parameter points of a grid (see the module's documentation for the forms), in order,
-    without duplicates."""
+    without duplicates. `where` names the grid in errors (a when rule's sub-grid gives its place)."""
     if grid is None:
         return [{}]
     if isinstance(grid, Mapping):
-        points = _expand_mapping(grid, "grid", scalars=False)
+        points = _expand_mapping(grid, where, scalars=False)
     elif isinstance(grid, (list, tuple)):
         if not grid:
-            raise ValueError("grid is an empty list of sub-grids, which has no point; give None (or {}) to run "
-                             "the base configuration alone")
+            raise ValueError(f"{where} is an empty list of sub-grids, which has no point; give None (or {{}}) to "
+                             f"run the base configuration alone")
         points = []
         for i, sub in enumerate(grid):
             if not isinstance(sub, Mapping):
-                raise TypeError(f"grid[{i}] must be a mapping of keys to values, got {sub!r}")
-            points += _expand_mapping(sub, f"grid[{i}]", scalars=True)
+                raise TypeError(f"{where}[{i}] must be a mapping of keys to values, got {sub!r}")
+            points += _expand_mapping(sub, f"{where}[{i}]", scalars=True)
     else:
-        raise TypeError(f"a grid is a mapping of keys to lists or a list of such mappings, got {type(grid).__name__}")
+        raise TypeError(f"{where} must be a mapping of keys to lists or a list of such mappings, got "
+                        f"{type(grid).__name__}")
     seen, out = set(), []
     for p in points:
         ident = json.dumps(p, sort_keys=True, default=repr)

@@ -138,7 +138,12 @@ def test_points_of_one_configuration_are_one_run_and_one_row():
     ({"a": [1, 2], "when": [{"if": {"a": 3}, "grid": {"b": [1]}}]}, ValueError, "matches no point"),
     ([{"a": 1}, 5], TypeError, r"grid\[1\] must be a mapping"),
     ([], ValueError, r"empty list of sub-grids, which has no point; give None"),
-    ("l1d.ways", TypeError, "a grid is a mapping"),
+    ("l1d.ways", TypeError, "grid must be a mapping"),
+    # a when rule's sub-grid is named by its place, not as if it were the whole grid
+    ({"a": [1, 2], "when": [{"if": {"a": 1}, "grid": "x"}]}, TypeError, r"^grid\.when\[0\]\.grid must be a mapping"),
+    ({"a": [1, 2], "when": [{"if": {"a": 1}, "grid": [{"b": 1}, 3]}]}, TypeError,
+     r"^grid\.when\[0\]\.grid\[1\] must be a mapping of keys to values, got 3"),
+    ({"a": [1, 2], "when": [{"if": {"a": 1}, "grid": []}]}, ValueError, r"^grid\.when\[0\]\.grid is an empty list"),
 ])
 def test_bad_grids_are_named(grid, error, match):
     with pytest.raises(error, match=match):
