@@ -300,6 +300,13 @@ def test_cli_sweep_errors(registry, tmp_path, capsys):
     bad.write_text(SPEC.replace('title =', 'colour = "red"\ntitle ='))
     assert cli.main(["sweep", str(bad), "--out", str(tmp_path)]) == 2
     assert "unknown keys ['colour']" in capsys.readouterr().err
+    # a misspelt key is pointed at the one it looks like, at the top and in [quick]
+    bad.write_text(SPEC.replace('size = "small"', 'sizes = "small"'))
+    assert cli.main(["sweep", str(bad), "--out", str(tmp_path)]) == 2
+    assert "unknown keys ['sizes'] (close: size, seeds; known: [" in capsys.readouterr().err
+    bad.write_text(SPEC.replace('size = "tiny"', 'sise = "tiny"'))
+    assert cli.main(["sweep", str(bad), "--out", str(tmp_path)]) == 2
+    assert "unknown keys in [quick]: ['sise'] (close: size; known: ['grid', 'notes'," in capsys.readouterr().err
     bad.write_text(SPEC.replace('"l1d.ways" = [2, 4]', '"l1d.wayz" = [2, 4]'))
     assert cli.main(["sweep", str(bad), "--out", str(tmp_path), "--no-progress"]) == 2
     assert f"{bad}: unknown configuration key 'l1d.wayz'" in capsys.readouterr().err

@@ -73,6 +73,14 @@ def experiments_dir() -> Path:
 SPEC_KEYS = {"title", "preset", "workloads", "size", "seeds", "set", "grid", "quick", "notes"}
 
 
+def _spec_key_hint(unknown, known) -> str:
+    """The known spec keys, led by those an unknown one looks like (a typo: 'worklods')."""
+    from gpucachex.config import close_names
+
+    close = [close_names(k, sorted(known), "") for k in sorted(unknown)]
+    return "; ".join(c for c in close if c) + ("; " if any(close) else "") + f"known: {sorted(known)}"
+
+
 def load_spec(name_or_path: str | Path, quick: bool = False) -> dict[str, Any]:
     """A sweep spec with its [quick] section applied when `quick`; unknown keys are errors. A key of
     [quick] replaces the spec's whole value, tables too: a quick `set` or `grid` lists every key it
@@ -93,7 +101,7 @@ def load_spec(name_or_path: str | Path, quick: bool = False) -> dict[str, Any]:
             raise ValueError(f"{path}: not UTF-8 text, as TOML must be ({exc.reason} at byte {exc.start})") from None
     unknown = set(spec) - SPEC_KEYS
     if unknown:
-        raise ValueError(f"{path}: unknown keys {sorted(unknown)} (known: {sorted(SPEC_KEYS)})")
+        raise ValueError(f"{path}: unknown keys {sorted(unknown)} ({_spec_key_hint(unknown, SPEC_KEYS)})")
     for required in ("preset", "workloads"):
         if required not in spec:
             raise ValueError(f"{path}: missing '{required}'")
@@ -102,7 +110,8 @@ def load_spec(name_or_path: str | Path, quick: bool = False) -> dict[str, Any]:
         raise ValueError(f"{path}: 'quick' must be a table of the keys --quick changes, got {q!r}")
     bad = set(q) - (SPEC_KEYS - {"quick"})
     if bad:
-        raise ValueError(f"{path}: unknown keys in [quick]: {sorted(bad)}")
+        hint = _spec_key_hint(bad, SPEC_KEYS - {"quick"})
+        raise ValueError(f"{path}: unknown keys in [quick]: {sorted(bad)} ({hint})")
     _check_spec_types(q, f"{path} [quick]")
     _check_spec_types(spec, str(path))
     _check_spec_types({**spec, **q}, f"{path} with its [quick] table")
