@@ -117,8 +117,8 @@ def cmd_gen_addresses(args) -> int:
 
     if args.count < 0:
         raise CliError(f"--count must be >= 0, got {args.count}")
-    if args.footprint_mb < 1:
-        raise CliError(f"--footprint-mb must be >= 1, got {args.footprint_mb}")
+    if not 1 <= args.footprint_mb <= 1 << 44:   # 2**44 MB is the whole 64-bit address space
+        raise CliError(f"--footprint-mb must be from 1 to {1 << 44} (64-bit addresses), got {args.footprint_mb}")
     try:
         addrs = mixed_stream(args.count, footprint_bytes=args.footprint_mb << 20, seed=args.seed)
     except (ValueError, MemoryError) as exc:
@@ -458,9 +458,13 @@ def cmd_sweep(args) -> int:
     store = f" (store {options['store'].path})" if "store" in options else ""
     print(f"{spec['name']}: {stats.get('runs', len(frame))} runs: {stats.get('stored', 0)} from the store{store}, "
           f"{stats.get('simulated', len(frame))} simulated, {stats.get('failed', 0)} failed; wrote {', '.join(written)}")
-    for failure in frame.attrs.get("failures", [])[:10]:
+    failures = frame.attrs.get("failures", [])
+    for failure in failures[:10]:
         print(f"  failed: {failure['workload']} seed {failure['seed']} {failure['params']}: {failure['error']}",
               file=sys.stderr)
+    if len(failures) > 10:   # the first ten stand for the rest; say how many are not shown
+        more = " (the store's failures() lists them)" if "store" in options else ""
+        print(f"  and {len(failures) - 10} more failed runs{more}", file=sys.stderr)
     return 1 if stats.get("failed") else 0
 
 
@@ -547,7 +551,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("presets", help="list the named GPU configurations, or show one")
-    p.add_argument("name", nargs="?")
+    p.add_argument("name", nargs="?", help="the preset to show (all are listed without it)")
     p.add_argument("--all", action="store_true", help="every key, not only those that differ from the defaults")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_presets)
@@ -559,8 +563,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("gen-addresses", help="write a synthetic mixed streaming/random address file")
     p.add_argument("out")
-    p.add_argument("--count", type=int, default=10_000_000)
-    p.add_argument("--footprint-mb", type=int, default=64)
+    p.add_argument("--count", type=int, default=10_000_000, help="how many addresses (default 10000000)")
+    p.add_argument("--footprint-mb", type=int, default=64,
+                   help="the addresses fall in this many MB from address 0 (default 64)")
     p.add_argument("--seed", type=int, default=0, help="seeds the address generator (default 0)")
     p.set_defaults(func=cmd_gen_addresses)
 

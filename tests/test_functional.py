@@ -415,7 +415,10 @@ def test_cli_gen_addresses(tmp_path, capsys):
 def test_cli_gen_addresses_errors_write_nothing(tmp_path, capsys):
     out = tmp_path / "a.bin"
     for args, message in ((["--count", "-5"], "--count must be >= 0, got -5"),
-                          (["--footprint-mb", "0"], "--footprint-mb must be >= 1, got 0"),
+                          (["--footprint-mb", "0"], "--footprint-mb must be from 1 to 17592186044416 (64-bit "
+                                                    "addresses), got 0"),
+                          # beyond the 64-bit address space (numpy's bound error named no option)
+                          (["--footprint-mb", str(1 << 50)], f"got {1 << 50}"),
                           (["--seed", "-1"], "seed must be an integer from 0 to 2**64 - 1, got -1"),
                           (["--count", str(10**14)], "addresses need about")):
         assert cli_main(["gen-addresses", str(out), *args]) == 2

@@ -330,6 +330,13 @@ def test_cli_sweep_errors(registry, tmp_path, capsys):
     assert "4 runs: 0 from the store" in captured.out and "2 failed" in captured.out
     assert "failed: " + str(broken) in captured.err
     assert len(pd.read_csv(tmp_path / "o" / "bad.csv")) == 2
+    # ten failures are shown, and how many more there are
+    bad.write_text(SPEC.replace('workloads = ["vectoradd", "sgemm"]', f'workloads = ["{broken}"]')
+                   .replace("seeds = [0]", "seeds = [0, 1, 2, 3, 4, 5]"))
+    assert cli.main(["sweep", str(bad), "--quick", "--out", str(tmp_path / "m"), "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("failed: " + str(broken)) == 10
+    assert err.endswith("  and 2 more failed runs (the store's failures() lists them)\n")
 
 
 def test_a_spec_of_one_model_at_two_sizes_keeps_the_sizes_apart(tmp_path):
