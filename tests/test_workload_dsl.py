@@ -435,6 +435,47 @@ def test_exit_where_retires_threads():
         (0, 0xFFFFFFFF), (1, 0x000000FF), (1, 0xFFFFFF00)]
 
 
+def _sync_in_half_a_cta(k):
+    with k.where(k.threadIdx.x < 32):
+        k.sync()
+
+
+def _sync_in_alternate_lanes(k):
+    with k.where(k.threadIdx.x % 2 == 0):
+        k.sync()
+
+
+def _sync_in_a_loop_whose_trips_differ_in_a_cta(k):
+    for _ in k.loop(k.threadIdx.x // 32 + 1):   # warp 0: one barrier, warp 1: two
+        k.sync()
+
+
+@pytest.mark.parametrize("body", [_sync_in_half_a_cta, _sync_in_alternate_lanes,
+                                  _sync_in_a_loop_whose_trips_differ_in_a_cta])
+def test_a_barrier_some_threads_of_a_cta_skip_is_refused(body):
+    # The timing model releases such a barrier when the threads that skipped it exit, so the trace
+    # would simulate a kernel that hangs on a GPU.
+    p = Program("t")
+    with pytest.raises(RuntimeError, match=r"kernel 'k': __syncthreads\(\) at .*test_workload_dsl\.py:\d+ is "
+                                           r"divergent: in CTA 0, 32 of its 64 threads reach it"):
+        with p.kernel("k", grid=2, block=64) as k:
+            body(k)
+
+
+def test_a_barrier_every_live_thread_of_a_cta_reaches_is_accepted():
+    p = Program("t")
+    with p.kernel("k", grid=2, block=48) as k:        # padding slots never count
+        k.sync()
+        with k.where(k.blockIdx.x == 1):              # the same for the whole CTA
+            k.sync()
+        for _ in k.loop(k.blockIdx.x + 1):
+            k.sync()
+        k.exit_where(k.threadIdx.x >= 40)             # exited threads are not waited for
+        with k.where(k.threadIdx.x < 40):
+            k.sync()
+    bar = p.trace().kernels[0].op_class == OpClass.BARRIER
+    assert int(bar.sum()) == 2 * 2 + 2 + (2 + 4) + 2 * 2
+
 def reference_addresses(kern, per_op_addr):
     """Rebuild the address array lane by lane from each op's full per-slot addresses."""
     out = []

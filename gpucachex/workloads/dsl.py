@@ -828,7 +828,26 @@ class KernelBuilder:
         return r
 
     def sync(self) -> None:
-        """``__syncthreads()``."""
+        """``__syncthreads()``. As in CUDA, it may sit inside ``where``/``loop`` only where every
+        thread of a CTA that has not exited takes the same path: a barrier that some of a CTA's
+        threads skip hangs or misbehaves on a GPU, while the timing model would release it when the
+        others exit, so it is refused."""
+        live, active = self._stack[0], self._stack[-1]
+        if active is not live:   # at the top level, or in a uniform loop there, every live thread is here
+            per = self.warps_per_cta * WARP_SIZE
+            live = np.ones(self.n_slots, dtype=bool) if live is None else live
+            here = active.reshape(-1, per).any(axis=1)
+            away = (live & ~active).reshape(-1, per).any(axis=1)
+            split = np.flatnonzero(here & away)
+            if split.size:
+                c = int(split[0])
+                cta = slice(c * per, (c + 1) * per)
+                caller = sys._getframe(1)
+                raise RuntimeError(
+                    f"kernel {self.name!r}: __syncthreads() at {caller.f_code.co_filename}:{caller.f_lineno} is "
+                    f"divergent: in CTA {c}, {int(np.count_nonzero(active[cta]))} of its "
+                    f"{int(np.count_nonzero(live[cta]))} threads reach it and the others skip it ({split.size} "
+                    f"CTAs like that); CUDA needs the condition around a barrier to be the same for the whole CTA")
         self._emit("BAR.SYNC")
 
     # ---- arrays owned by the kernel -------------------------------------------------------------------
