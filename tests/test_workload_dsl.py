@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from gpucachex.trace import NO_REG, OpClass, Space
-from gpucachex.workloads.dsl import HEAP_BASE, N_PINNED, PC_STEP, Array, Program, popcount
+from gpucachex.workloads.dsl import HEAP_BASE, N_PINNED, PC_STEP, Array, Program, Reg, popcount
 
 
 def lanes_of(mask: int) -> list[int]:
@@ -160,6 +160,29 @@ def test_registers_carry_dependencies():
     ffma = kern.opcode == p.opcodes.index("FFMA")
     assert (kern.dst[ffma, 0] == int(acc)).all() and (kern.src[ffma, 0] == int(acc)).all()
 
+
+@pytest.mark.parametrize("use, error, message", [
+    # a Reg names a register: the sum of two is a plain int, and the store would not wait for either load
+    (lambda k, a, v, w, i: k.store(a, i, v + w), TypeError, r"STG\.E value or deps at .*: \d+ \(int\) is not a register"),
+    (lambda k, a, v, w, i: k.alu(v, 2.0, op="FMUL"), TypeError, r"FMUL operand at .*: 2\.0 \(float\) is not a register"),
+    (lambda k, a, v, w, i: k.store(a, i, i), TypeError, r"STG\.E value or deps at .*: ndarray of shape \(32,\)"),
+    (lambda k, a, v, w, i: k.load(a, i, deps=[v, 3]), TypeError, r"LDG\.E deps at .*: 3 \(int\) is not a register"),
+    (lambda k, a, v, w, i: k.atomic(a, i, [v, w + 1]), TypeError, r"RED\.E\.ADD value or deps at .*is not a register"),
+    (lambda k, a, v, w, i: k.alu(v, op="FADD", dst=7.9), TypeError, r"FADD dst at .*: 7\.9 \(float\) is not a register"),
+    (lambda k, a, v, w, i: k.load(a, i, dst=3), TypeError, r"LDG\.E dst at .*: 3 \(int\) is not a register"),
+    (lambda k, a, v, w, i: k.const(dst=True), TypeError, r"LDC dst at .*: True \(bool\) is not a register"),
+    # it used to fail only when the kernel ended, as numpy's overflow of a uint8 column
+    (lambda k, a, v, w, i: k.sfu(v, dst=Reg(300)), ValueError, r"MUFU\.EX2 dst at .*: register 300 outside R0 to R253"),
+])
+def test_operands_and_destinations_must_be_registers(use, error, message):
+    p = Program("t")
+    a = p.array("a", 64)
+    with p.kernel("k", grid=1, block=32) as k:
+        i = k.threadIdx.x
+        v, w = k.load(a, i), k.load(a, i + 32)
+        with pytest.raises(error, match=r"kernel 'k': " + message):
+            use(k, a, v, w, i)
+        k.store(a, i, [v, None, (w,)][0], deps=(w, None))     # Regs, sequences of them and None are operands
 
 def test_memory_placement():
     p = Program("t")

@@ -39,7 +39,9 @@ Model:
 - Registers: every value-producing call returns a `Reg` (a virtual register number); passing it
   to a later call as an operand or in ``deps=`` makes that call wait for it, so a load blocks its
   users. Long-lived values (accumulators, loop invariants) should live in registers from
-  ``k.reg()``, which the rotating allocator never reuses.
+  ``k.reg()``, which the rotating allocator never reuses. Operands, ``deps=`` and ``dst=`` take
+  these Regs only: a Reg names a register, not a value (``a + b`` is a plain int, not a sum: use
+  ``k.alu(a, b, op="FADD")``), and an immediate or constant needs no operand.
 
 Emission is vectorised: a call costs numpy work over the grid's threads, and building the kernel
 sorts all rows by (CTA, warp, program order) at once.
@@ -285,6 +287,14 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     would corrupt every later instruction; this makes it an error instead."""
     a.flags.writeable = False
     return a
+
+
+def _caller() -> str:
+    """file:line of the model code that called into the DSL: the first frame outside this module."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename == __file__:
+        f = f.f_back
+    return "?" if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
 class _Dim:
@@ -588,17 +598,35 @@ class KernelBuilder:
         self._next_temp = self._next_temp + 1 if self._next_temp + 1 < N_VREGS else N_PINNED
         return r
 
-    @staticmethod
-    def _regs(operands) -> tuple[int, ...]:
+    def _reg(self, r, what: str) -> int:
+        """`r` as a register number, refusing anything but a Reg a DSL call handed out: arithmetic on
+        Regs gives a plain int (``a + b`` is register a+b, not a sum), and a number, an index array or
+        a float names no register, so the dependency it stands for would silently vanish."""
+        if not isinstance(r, Reg):
+            given = f"{type(r).__name__} of shape {np.shape(r)}" if np.ndim(r) else f"{r!r} ({type(r).__name__})"
+            raise TypeError(f"kernel {self.name!r}: {what} at {_caller()}: {given} is not a "
+                            f"register: pass the Reg a DSL call or k.reg() returned (Regs name registers, not "
+                            f"values: compute with k.alu; an immediate needs no operand)")
+        if not 0 <= r < N_VREGS:
+            raise ValueError(f"kernel {self.name!r}: {what} at {_caller()}: register {int(r)} outside R0 to "
+                             f"R{N_VREGS - 1}")
+        return int(r)
+
+    def _regs(self, operands, what: str) -> tuple[int, ...]:
+        """The registers of `operands`: Regs, or tuples/lists of them; None stands for no operand."""
         out = []
         for o in operands:
-            if o is None:
-                continue
-            if isinstance(o, Reg):
-                out.append(int(o))
-            elif isinstance(o, (tuple, list)):
-                out.extend(int(r) for r in o if isinstance(r, Reg))
+            for r in (o if isinstance(o, (tuple, list)) else (o,)):
+                if r is not None:
+                    out.append(self._reg(r, what))
         return tuple(dict.fromkeys(out))  # unique, in order
+
+    def _dst(self, dst, what: str) -> Reg:
+        """The destination register: `dst`, or a fresh temporary when it is None."""
+        if dst is None:
+            return self._temp()
+        self._reg(dst, what)
+        return dst
 
     # ---- recording ------------------------------------------------------------------------------
     def _emit(self, opcode: str, *, addr=None, width: int = 0, dst=(), src=(), depth: int = 1) -> None:
@@ -748,9 +776,9 @@ class KernelBuilder:
         register; `deps` are registers the address depends on (e.g. an index loaded earlier)."""
         width = self._width(arr, width, "load")
         op = self._mem_opcode(arr, "load", width, bypass_l1)
-        r = self._temp() if dst is None else dst
-        self._emit(op, addr=self._addresses(arr, index, offset, width, op), width=width, dst=(int(r),),
-                   src=self._regs([deps]))
+        r = self._dst(dst, f"{op} dst")
+        addr = self._addresses(arr, index, offset, width, op)
+        self._emit(op, addr=addr, width=width, dst=(int(r),), src=self._regs([deps], f"{op} deps"))
         return r
 
     def store(self, arr: Array, index, value: Reg | None = None, *, offset=0, width: int | None = None,
@@ -758,8 +786,8 @@ class KernelBuilder:
         """``arr[index] = value``."""
         width = self._width(arr, width, "store")
         op = self._mem_opcode(arr, "store", width, bypass_l1)
-        self._emit(op, addr=self._addresses(arr, index, offset, width, op), width=width, dst=(),
-                   src=self._regs([value, deps]))
+        addr = self._addresses(arr, index, offset, width, op)
+        self._emit(op, addr=addr, width=width, dst=(), src=self._regs([value, deps], f"{op} value or deps"))
 
     def atomic(self, arr: Array, index, value: Reg | None = None, *, op: str = "ADD", returns: bool = False,
                offset=0, width: int | None = None, deps=()) -> Reg | None:
@@ -779,7 +807,7 @@ class KernelBuilder:
             opcode += ".64"
         r = (self._temp() if returns or arr.space == Space.SHARED else None)
         self._emit(opcode, addr=self._addresses(arr, index, offset, width, opcode), width=width,
-                   dst=() if r is None else (int(r),), src=self._regs([value, deps]))
+                   dst=() if r is None else (int(r),), src=self._regs([value, deps], f"{opcode} value or deps"))
         return r
 
     def alu(self, *srcs, op: str = "FFMA", dst: Reg | None = None, count: int = 1) -> Reg:
@@ -812,7 +840,9 @@ class KernelBuilder:
             raise ValueError(f"kernel {self.name!r}: {op!r} is a {OpClass.NAMES[cls]} instruction, not arithmetic "
                              f"(use {self._NOT_ARITH[cls]})")
         count = _count(count, f"kernel {self.name!r}: {op} count")
-        src = self._regs(srcs)
+        src = self._regs(srcs, f"{op} operand")
+        if dst is not None:
+            self._reg(dst, f"{op} dst")
         r = None
         for i in range(count):
             r = (self._temp() if dst is None else dst)
@@ -823,7 +853,7 @@ class KernelBuilder:
     def const(self, *, dst: Reg | None = None) -> Reg:
         """A load from constant memory (kernel parameters, __constant__ data): LDC, which the
         constant cache serves and traces carry no address for."""
-        r = self._temp() if dst is None else dst
+        r = self._dst(dst, "LDC dst")
         self._emit("LDC", dst=(int(r),), src=())
         return r
 
@@ -842,9 +872,8 @@ class KernelBuilder:
             if split.size:
                 c = int(split[0])
                 cta = slice(c * per, (c + 1) * per)
-                caller = sys._getframe(1)
                 raise RuntimeError(
-                    f"kernel {self.name!r}: __syncthreads() at {caller.f_code.co_filename}:{caller.f_lineno} is "
+                    f"kernel {self.name!r}: __syncthreads() at {_caller()} is "
                     f"divergent: in CTA {c}, {int(np.count_nonzero(active[cta]))} of its "
                     f"{int(np.count_nonzero(live[cta]))} threads reach it and the others skip it ({split.size} "
                     f"CTAs like that); CUDA needs the condition around a barrier to be the same for the whole CTA")
