@@ -1,5 +1,7 @@
 """The SIMT tracing DSL: thread numbering, masks and divergence, loops, PCs, registers, memory
 placement, and the vectorised row/address assembly checked against a per-lane reference."""
+import re
+
 import numpy as np
 import pytest
 
@@ -440,6 +442,40 @@ def test_an_array_of_another_program_is_refused():
 def test_bad_arguments_name_the_problem(make, message):
     with pytest.raises(ValueError, match=message):
         make(Program("t"))
+
+
+@pytest.mark.parametrize("use, message", [
+    (lambda k, a, s, l, i: k.load(a, i, width=3), "load of 'a': access width must be 1, 2, 4, 8 or 16 bytes, got 3"),
+    (lambda k, a, s, l, i: k.load(s, i % 8, bypass_l1=True), "load of 's': bypass_l1 applies to global memory only"),
+    (lambda k, a, s, l, i: k.store(l, 0, width=8), "store of local array 'l': 8 bytes wide"),
+    (lambda k, a, s, l, i: k.atomic(a, i, width=2), "atomic on 'a': atomics are 4 or 8 bytes wide, got 2"),
+    (lambda k, a, s, l, i: k.sfu(op="FADD"), "SFU opcodes are MUFU.*, got 'FADD'"),
+    (lambda k, a, s, l, i: k.fp64(op="FADD"), "double-precision opcodes start with D, got 'FADD'"),
+    (lambda k, a, s, l, i: k.where(i % 2).__enter__(), "a mask condition must be boolean, got dtype int64"),
+    (lambda k, a, s, l, i: k.where(np.ones(5, bool)).__enter__(), r"one entry per thread slot \(32\), got shape \(5,\)"),
+    (lambda k, a, s, l, i: next(iter(k.loop(np.ones(3, int)))), r"per-thread trip counts .* got shape \(3,\)"),
+    (lambda k, a, s, l, i: k.load(a, i * 1.0), "LDG.E index must be integer, got dtype float64"),
+    (lambda k, a, s, l, i: k.load(a, i[:4]), r"LDG.E index must be a scalar .* got shape \(4,\)"),
+    (lambda k, a, s, l, i: k.load("a", i), "load: expected an Array"),
+    (lambda k, a, s, l, i: k.otherwise().__enter__(), r"otherwise\(\) must follow a where\(\) block"),
+    (lambda k, a, s, l, i: k.shared("s", 4), "shared array 's' is already declared"),
+    (lambda k, a, s, l, i: k.local("l", 4), "local array 'l' is already declared"),
+    (lambda k, a, s, l, i: k.local("m", 4, "f64"), "local array 'm': 'f64' elements"),
+    (lambda k, a, s, l, i: k.gather(np.arange(4), 1.5), "gather index must be an integer, got float 1.5"),
+])
+def test_errors_name_the_kernel_once(use, message):
+    # A model launches many kernels, often in loops: an error has to say which one it is about.
+    p = Program("t")
+    a = p.array("a", 64)
+    with p.kernel("k", grid=1, block=32) as k:
+        s, l, i = k.shared("s", 8), k.local("l", 2), k.threadIdx.x
+        with pytest.raises((ValueError, TypeError, RuntimeError), match=r"^kernel 'k': (?!kernel)") as err:
+            use(k, a, s, l, i)
+        assert re.search(message, str(err.value)), str(err.value)
+    with pytest.raises(RuntimeError, match=r"^kernel 'k2': exit_where\(\) is only supported at the top level"):
+        with p.kernel("k2", grid=1, block=32) as k:
+            with k.where(k.threadIdx.x < 3):
+                k.exit_where(k.threadIdx.x < 1)
 
 
 def test_exit_where_retires_threads():

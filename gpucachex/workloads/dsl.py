@@ -433,11 +433,12 @@ class KernelBuilder:
     def _bool(self, cond) -> np.ndarray:
         c = np.asarray(cond)
         if c.dtype != bool:
-            raise TypeError(f"a mask condition must be boolean, got dtype {c.dtype}")
+            raise TypeError(f"kernel {self.name!r}: a mask condition must be boolean, got dtype {c.dtype}")
         if c.ndim == 0:
             return np.full(self.n_slots, bool(c))
         if c.shape != (self.n_slots,):
-            raise ValueError(f"a condition must have one entry per thread slot ({self.n_slots}), got shape {c.shape}")
+            raise ValueError(f"kernel {self.name!r}: a condition must have one entry per thread slot ({self.n_slots}), "
+                             f"got shape {c.shape}")
         return c
 
     def _push(self, mask: np.ndarray | None) -> None:
@@ -475,7 +476,8 @@ class KernelBuilder:
         """``else``: directly after a ``where`` block at the same nesting level."""
         last = self._last_branch
         if last is None or last[0] != len(self._stack):
-            raise RuntimeError("otherwise() must follow a where() block at the same nesting level")
+            raise RuntimeError(f"kernel {self.name!r}: otherwise() must follow a where() block at the same nesting "
+                               f"level")
         _, parent, cond = last
         self._last_branch = None
         self._push(parent & ~cond)
@@ -495,8 +497,8 @@ class KernelBuilder:
         else:
             per_thread = np.asarray(trips)
             if per_thread.shape != (self.n_slots,):
-                raise ValueError(f"per-thread trip counts need one entry per slot ({self.n_slots}), "
-                                 f"got shape {per_thread.shape}")
+                raise ValueError(f"kernel {self.name!r}: per-thread trip counts need one entry per slot "
+                                 f"({self.n_slots}), got shape {per_thread.shape}")
             if not np.issubdtype(per_thread.dtype, np.integer):
                 raise TypeError(f"kernel {self.name!r}: per-thread loop trip counts must be integers, "
                                 f"got dtype {per_thread.dtype}")
@@ -531,7 +533,8 @@ class KernelBuilder:
     def exit_where(self, cond) -> None:
         """``if (cond) return;`` at the top level of the kernel: those threads execute EXIT now."""
         if len(self._stack) != 1:
-            raise RuntimeError("exit_where() is only supported at the top level of a kernel (not inside where/loop)")
+            raise RuntimeError(f"kernel {self.name!r}: exit_where() is only supported at the top level of a kernel "
+                               f"(not inside where/loop)")
         cond = self._bool(cond)
         parent = self.active
         leaving = parent & cond
@@ -640,8 +643,8 @@ class KernelBuilder:
             return
         packed = self._packed_stack[-1]
         if len(dst) > MAX_DST or len(src) > MAX_SRC:
-            raise ValueError(f"{opcode}: at most {MAX_DST} destination and {MAX_SRC} source registers, "
-                             f"got {len(dst)} and {len(src)}")
+            raise ValueError(f"kernel {self.name!r}: {opcode}: at most {MAX_DST} destination and {MAX_SRC} source "
+                             f"registers, got {len(dst)} and {len(src)}")
         j = len(self._op_site)
         self._op_site.append(pc)
         self._op_code.append(self.program._opcode(opcode))
@@ -669,22 +672,24 @@ class KernelBuilder:
             return np.full(n, _integer(x, f"kernel {self.name!r}: {what}"), dtype=np.int64)
         x = np.asarray(x)
         if x.shape != (self.n_slots,):
-            raise ValueError(f"{what} must be a scalar or have one entry per thread slot ({self.n_slots}), "
-                             f"got shape {x.shape}")
+            raise ValueError(f"kernel {self.name!r}: {what} must be a scalar or have one entry per thread slot "
+                             f"({self.n_slots}), got shape {x.shape}")
         if not np.issubdtype(x.dtype, np.integer):
-            raise TypeError(f"{what} must be integer, got dtype {x.dtype}")
+            raise TypeError(f"kernel {self.name!r}: {what} must be integer, got dtype {x.dtype}")
         return (x if all_slots or mask is None else x[mask]).astype(np.int64, copy=False)
 
     def _addresses(self, arr: Array, index, offset, width: int, what: str) -> np.ndarray:
         if not isinstance(arr, Array):
-            raise TypeError(f"{what}: expected an Array from p.array/k.shared/k.local, got {type(arr).__name__}")
+            raise TypeError(f"kernel {self.name!r}: {what}: expected an Array from p.array/k.shared/k.local, got "
+                            f"{type(arr).__name__}")
         if arr.space == Space.GLOBAL and self.program.arrays.get(arr.name) is not arr:
             # another Program's array would alias whatever this program allocated at its address
-            raise ValueError(f"{what}: global array {arr.name!r} was not allocated by program {self.program.name!r}")
+            raise ValueError(f"kernel {self.name!r}: {what}: global array {arr.name!r} was not allocated by program "
+                             f"{self.program.name!r}")
         if arr.space == Space.SHARED and self._shared.get(arr.name) is not arr:
-            raise ValueError(f"{what}: shared array {arr.name!r} belongs to another kernel")
+            raise ValueError(f"kernel {self.name!r}: {what}: shared array {arr.name!r} belongs to another kernel")
         if arr.space == Space.LOCAL and self._local.get(arr.name) is not arr:
-            raise ValueError(f"{what}: local array {arr.name!r} belongs to another kernel")
+            raise ValueError(f"kernel {self.name!r}: {what}: local array {arr.name!r} belongs to another kernel")
         dense = self._dense()
         mask = self._stack[-1]
 
@@ -754,17 +759,20 @@ class KernelBuilder:
     def _mem_opcode(self, arr: Array, kind: str, width: int, bypass_l1: bool) -> str:
         sfx = _WIDTH_SUFFIX.get(width)
         if sfx is None:
-            raise ValueError(f"access width must be 1, 2, 4, 8 or 16 bytes, got {width}")
+            raise ValueError(f"kernel {self.name!r}: {kind} of {arr.name!r}: access width must be 1, 2, 4, 8 or 16 "
+                             f"bytes, got {width}")
         if arr.space == Space.GLOBAL:
             base = "LDG.E" if kind == "load" else "STG.E"
             return base + sfx + (".CG" if bypass_l1 else "")
         if bypass_l1:
-            raise ValueError("bypass_l1 applies to global memory only")
+            raise ValueError(f"kernel {self.name!r}: {kind} of {arr.name!r}: bypass_l1 applies to global memory only, "
+                             f"the array is {_space_name(arr.space)}")
         if arr.space == Space.SHARED:
             return ("LDS" if kind == "load" else "STS") + sfx
         if arr.space == Space.LOCAL:
             if width != 4:
-                raise ValueError("local arrays are modelled with 4-byte elements")
+                raise ValueError(f"kernel {self.name!r}: {kind} of local array {arr.name!r}: {width} bytes wide, local "
+                                 f"arrays are modelled with 4-byte elements")
             return "LDL" if kind == "load" else "STL"
         raise ValueError(f"kernel {self.name!r}: no {kind} for array {arr.name!r} in {_space_name(arr.space)} "
                          f"(the DSL addresses global, shared and local arrays)")
@@ -795,7 +803,8 @@ class KernelBuilder:
         old value) or RED (no return) for global ones."""
         width = self._width(arr, width, "atomic")
         if width not in (4, 8):
-            raise ValueError(f"atomics are 4 or 8 bytes wide, got {width}")
+            raise ValueError(f"kernel {self.name!r}: atomic on {arr.name!r}: atomics are 4 or 8 bytes wide, got "
+                             f"{width}")
         if arr.space == Space.SHARED:
             opcode = f"ATOMS.{op}"
         elif arr.space == Space.GLOBAL:
@@ -818,13 +827,13 @@ class KernelBuilder:
     def sfu(self, *srcs, op: str = "MUFU.EX2", dst: Reg | None = None, count: int = 1) -> Reg:
         """Special-function unit work (MUFU.EX2, MUFU.LG2, MUFU.RCP, MUFU.RSQ, MUFU.SIN, ...)."""
         if not op.startswith("MUFU"):
-            raise ValueError(f"SFU opcodes are MUFU.*, got {op!r}")
+            raise ValueError(f"kernel {self.name!r}: SFU opcodes are MUFU.*, got {op!r}")
         return self._arith(op, srcs, dst, count)
 
     def fp64(self, *srcs, op: str = "DFMA", dst: Reg | None = None, count: int = 1) -> Reg:
         """Double-precision arithmetic (DFMA, DADD, DMUL, ...)."""
         if not op.startswith("D"):
-            raise ValueError(f"double-precision opcodes start with D, got {op!r}")
+            raise ValueError(f"kernel {self.name!r}: double-precision opcodes start with D, got {op!r}")
         return self._arith(op, srcs, dst, count)
 
     # Classes whose behaviour the DSL owns: a load/store/atomic needs addresses (k.load, k.store,
@@ -883,7 +892,7 @@ class KernelBuilder:
     def shared(self, name: str, n: int, dtype="f32") -> Array:
         """A ``__shared__`` array of `n` elements at the next aligned offset of the CTA's window."""
         if name in self._shared:
-            raise ValueError(f"shared array {name!r} is already declared")
+            raise ValueError(f"kernel {self.name!r}: shared array {name!r} is already declared")
         n = _count(n, f"kernel {self.name!r}: shared array {name!r}: element count")
         elem = _elem_bytes(dtype)
         align = min(max(elem, 4), 16)
@@ -897,10 +906,11 @@ class KernelBuilder:
         """A per-thread array the compiler keeps in local memory (dynamically indexed, too big for
         registers). 4-byte elements."""
         if name in self._local:
-            raise ValueError(f"local array {name!r} is already declared")
+            raise ValueError(f"kernel {self.name!r}: local array {name!r} is already declared")
         n = _count(n, f"kernel {self.name!r}: local array {name!r}: element count")
         if _elem_bytes(dtype) != 4:
-            raise ValueError("local arrays are modelled with 4-byte elements")
+            raise ValueError(f"kernel {self.name!r}: local array {name!r}: {dtype!r} elements, local arrays are "
+                             f"modelled with 4-byte elements")
         arr = Array(name, Space.LOCAL, self._local_words, n, 4)
         self._local_words += n
         self._local[name] = arr
@@ -912,7 +922,7 @@ class KernelBuilder:
         data = np.asarray(data)
         out = np.full(self.n_slots, fill, dtype=data.dtype)
         mask = self.active
-        idx = self._lanes(index, f"kernel {self.name!r}: gather index")
+        idx = self._lanes(index, "gather index")
         if idx.size:
             # numpy would wrap a negative index to the end of `data` and read a value no lane asked for
             lo, hi = int(idx.min()), int(idx.max())
