@@ -473,7 +473,8 @@ def _effective(cfg: Config) -> tuple:
 def _warn_repeated(repeats: list[tuple[tuple[dict, Config], tuple[dict, Config]]]) -> None:
     """Warn that grid points repeat others' runs: they differ from them only in keys no run of theirs
     reads, so their rows are the same numbers again, counted twice by a mean over them. `repeats`:
-    (the point, its configuration) and the same of the first point it repeats."""
+    (the point, its configuration) and the same of the first point it repeats. Called by `points` and
+    `sweep` themselves, so that the warning names the line of their caller (a notebook cell, a script)."""
     import warnings
 
     ignored: list[str] = []
@@ -489,6 +490,16 @@ def _warn_repeated(repeats: list[tuple[tuple[dict, Config], tuple[dict, Config]]
 def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = (0,)) -> list[Point]:
     """Every run of a sweep, in row order (grid points, then workloads, then seeds). Configurations,
     workloads and seeds are validated up front: a bad grid fails before any run."""
+    out, repeats = _points(base, grid, workloads, seeds)
+    if repeats:
+        _warn_repeated(repeats)
+    return out
+
+
+def _points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int]) -> tuple[list[Point], list]:
+    """`points`, and the grid points that repeat others' runs (see `_warn_repeated`), which the caller
+    warns of: a warning raised in here would name a line of this module when `sweep` calls it, which a
+    notebook shows the first time only (Python shows a warning once per line it names)."""
     if not isinstance(base, Config):
         raise TypeError(f"base must be a Config (or a preset name), got {type(base).__name__}")
     if isinstance(workloads, (str, os.PathLike, Trace)):
@@ -540,8 +551,6 @@ def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = 
         earlier = first_effective.setdefault(_effective(cfg), (resolved, cfg))
         if earlier[0] is not resolved:
             repeats.append(((resolved, cfg), earlier))
-    if repeats:
-        _warn_repeated(repeats)
     out = []
     for resolved, cfg in configured:
         # Config values (canonical types) for every swept key, so rows of sub-grids line up.
@@ -550,7 +559,7 @@ def points(base: Config, grid, workloads: Sequence[Any], seeds: Sequence[int] = 
             for s in seeds:
                 out.append(Point(row_params, cfg, w, workload_name(w), s, ident, (kind, spec),
                                  run_key(cfg.key(), ident, s)))
-    return out
+    return out, repeats
 
 
 # ---- running one point ----------------------------------------------------------------------------
@@ -1009,7 +1018,9 @@ def sweep(base: Config | str, grid=None, workloads: Sequence[Any] = (), *, seeds
     if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be True, False or None (a bar only where one shows), got {progress!r}")
 
-    todo = points(base, grid, workloads, seeds)
+    todo, repeats = _points(base, grid, workloads, seeds)
+    if repeats:
+        _warn_repeated(repeats)
     unique: dict[str, Point] = {}
     for p in todo:
         unique.setdefault(p.key(), p)

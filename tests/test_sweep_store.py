@@ -1062,3 +1062,16 @@ def test_grid_points_that_differ_only_in_keys_their_runs_do_not_read_are_named(g
         points(BASE, {"l1d.ways": [2, 4], "l2.power": ["none", "loscache"]}, ["vectoradd:tiny"])
         points(BASE, {"l1d.power": ["none", "drowsy"], "l2.power": ["drowsy"], "drowsy.window": [0, 10]},
                ["vectoradd:tiny"])
+
+
+def test_a_sweeps_warning_of_repeated_runs_names_the_line_that_called_the_sweep():
+    # Not a line of gpucachex/sweep.py: a notebook shows a warning once per line it names, so a warning
+    # naming the sweep's own line was shown by the first sweep that repeated runs, and by no later one
+    # (the same cell run again, another cell), and a script's user was pointed at our code, not theirs.
+    grid = {"l2.power": ["none", "loscache"], "loscache.prediction_period": [25, 100]}
+    with pytest.warns(UserWarning, match=r"^1 grid point\(s\) repeat the runs of others") as record:
+        sweep(BASE, grid, ["vectoradd:tiny"], progress=False)
+    assert [Path(w.filename) for w in record] == [Path(__file__)]
+    with pytest.warns(UserWarning, match=r"^1 grid point\(s\) repeat the runs of others") as record:
+        points(BASE, grid, ["vectoradd:tiny"])
+    assert [Path(w.filename) for w in record] == [Path(__file__)]
