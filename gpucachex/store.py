@@ -303,7 +303,16 @@ class ResultsStore:
             try:
                 self.store._db.execute("BEGIN IMMEDIATE")
             except BaseException:
-                self.store._lock.release()
+                # A Ctrl-C that came while BEGIN waited for another writer is raised once BEGIN has
+                # returned, with the transaction open: left so, it would keep every other writer out and
+                # make this connection's next BEGIN fail, for as long as the store stays open (a notebook's).
+                try:
+                    if self.store._db.in_transaction:
+                        self.store._db.execute("ROLLBACK")
+                except sqlite3.Error:   # a closed connection, which the error being raised names
+                    pass
+                finally:
+                    self.store._lock.release()
                 raise
 
         def __exit__(self, exc_type, exc, tb):

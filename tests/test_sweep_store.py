@@ -754,6 +754,41 @@ def test_ctrl_c_stops_the_runs_in_flight_and_keeps_the_finished_ones(tmp_path, m
         assert len(store.failures()) == 0   # a stopped run is no failure: the next sweep simply runs it
 
 
+class _CtrlCAfterBegin:
+    """A store's connection that raises KeyboardInterrupt as its first BEGIN returns, as Python raises a
+    Ctrl-C that came while SQLite waited there for another writer to finish."""
+
+    def __init__(self, db):
+        self.db, self.armed = db, True
+
+    def execute(self, sql, *args):
+        cursor = self.db.execute(sql, *args)
+        if sql == "BEGIN IMMEDIATE" and self.armed:
+            self.armed = False
+            raise KeyboardInterrupt
+        return cursor
+
+    def __getattr__(self, name):
+        return getattr(self.db, name)
+
+
+def test_ctrl_c_while_a_commit_waits_for_the_store_leaves_no_transaction_open(tmp_path):
+    # In a notebook the store outlives the interrupted sweep: an open transaction would keep every other
+    # writer out, and fail the next sweep with "cannot start a transaction within a transaction".
+    path = tmp_path / "s.sqlite"
+    point = points(BASE, None, ["vectoradd:tiny"])[0]
+    metrics = simulate(BASE, "vectoradd:tiny").metrics
+    with ResultsStore(path) as store:
+        store._db = _CtrlCAfterBegin(store._db)
+        with pytest.raises(KeyboardInterrupt):
+            store.put(point.info(), point.config, metrics, 1.0)
+        assert not store._db.in_transaction
+        with sqlite3.connect(path, timeout=0.1) as other:   # another writer gets in
+            other.execute("INSERT OR REPLACE INTO meta VALUES ('probe', '')")
+        assert store.put(point.info(), point.config, metrics, 1.0)
+        assert point.key() in store
+
+
 KILL_SCRIPT = """
 import sys
 from gpucachex import presets
