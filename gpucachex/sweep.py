@@ -945,7 +945,9 @@ def _dispatch(runner, pending: collections.deque, store, results: dict, failures
             if not inflight:
                 break
             for fut in runner.wait(inflight):
-                p = inflight.pop(fut)
+                # In flight until committed: a Ctrl-C while its commit waits for the store rolls the commit
+                # back, and the handler below then commits the finished run instead of losing it.
+                p = inflight[fut]
                 try:
                     outcome = fut.result()
                 except Exception as exc:  # the worker died (BrokenProcessPool, KilledWorker, ...)
@@ -956,6 +958,7 @@ def _dispatch(runner, pending: collections.deque, store, results: dict, failures
                         hint = f" ({_DaskRunner.CANCELLED_HINT})"
                     outcome = "error", f"{type(exc).__name__}: {exc}{hint}", traceback.format_exc()
                 _record(p, outcome, store, results, failures)
+                del inflight[fut]
                 if bar is not None:
                     bar.update(1)
     except BaseException:

@@ -789,6 +789,17 @@ def test_ctrl_c_while_a_commit_waits_for_the_store_leaves_no_transaction_open(tm
         assert point.key() in store
 
 
+def test_a_run_whose_commit_ctrl_c_interrupted_is_committed_before_the_sweep_stops(tmp_path):
+    # The run had finished: the commit the Ctrl-C rolled back is made again while the sweep stops, as
+    # for the other finished runs in flight, not left for the next sweep to simulate again.
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        store._db = _CtrlCAfterBegin(store._db)
+        with pytest.raises(KeyboardInterrupt):
+            sweep(BASE, None, ["vectoradd:tiny", "sgemm:tiny"], store=store, jobs=1, progress=False)
+        assert not store._db.in_transaction
+        assert "vectoradd:tiny" in list(store.results()["workload"])
+
+
 KILL_SCRIPT = """
 import sys
 from gpucachex import presets
