@@ -351,7 +351,9 @@ def pareto(frame, x: str = "cache_energy_j", y: str = "ipc", *, by: str | Sequen
 def save(fig, path_without_suffix, formats=("png", "pdf")) -> list[str]:
     """Write a figure in each format (a name such as "png", or several) to the path with ".<format>"
     appended; returns the paths. Names keep their dots ("ipc_vs_l1d.ways" gives ipc_vs_l1d.ways.png);
-    only a suffix that is a figure format is replaced ("fig.png" gives fig.png and fig.pdf)."""
+    only a suffix that is a figure format is replaced ("fig.png" gives fig.png and fig.pdf). It closes
+    the figure (pyplot lets it go, so a loop that saves many holds none), and a notebook cell that saves
+    it does not show it: ``display(fig)`` still does."""
     from pathlib import Path
 
     supported = fig.canvas.get_supported_filetypes()

@@ -88,6 +88,11 @@ def test_save_writes_png_and_pdf(tmp_path):
     paths = plot.save(fig, tmp_path / "sub" / "fig")
     assert [p[-3:] for p in paths] == ["png", "pdf"]
     assert all((tmp_path / "sub" / f"fig.{s}").stat().st_size > 0 for s in ("png", "pdf"))
+    # as its documentation says: closed (no longer one of pyplot's, which a notebook shows), still drawable
+    import matplotlib.pyplot as plt
+
+    assert not plt.fignum_exists(fig.number)
+    assert plot.save(fig, tmp_path / "again", formats="png") == [str(tmp_path / "again.png")]
 
 
 def test_save_keeps_dotted_names_and_takes_one_format_as_a_string(tmp_path):
