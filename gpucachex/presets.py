@@ -117,6 +117,7 @@ def names() -> list[str]:
 
 
 def describe(name: str) -> Preset:
+    """The named preset: its description, source and the keys it sets (KeyError naming the known ones)."""
     try:
         return PRESETS[name]
     except KeyError:

@@ -99,7 +99,8 @@ def _kernel_dicts(trace: Trace) -> list[dict[str, Any]]:
 @dataclass
 class Result:
     """One simulation: the configuration, workload and seed it ran, the flat `metrics`, the
-    `timeseries` (a DataFrame, one row per sampling interval) and the core's `raw` output."""
+    `timeseries` (a DataFrame, one row per sample: the first at cycle 0 with zero counts and no IPC,
+    then each row the counts of the interval that ends at its `cycle`) and the core's `raw` output."""
     config: Config
     workload: str
     seed: int
