@@ -602,7 +602,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a reader gone away raises here, handled below, not in the interpreter's exit
         return code
     except CliError as exc:
-        print(f"gpucachex {args.command}: error: {exc}", file=sys.stderr)
+        # The whole command, as argparse's own usage errors name it ("gpucachex trace info").
+        command = " ".join(filter(None, (args.command, getattr(args, "trace_command", None))))
+        print(f"gpucachex {command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         # Only sweeps keep runs, and only with a store: elsewhere the note would promise a result that is gone.

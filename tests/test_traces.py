@@ -923,7 +923,7 @@ def test_a_damaged_zip_version_field_is_a_clear_error(tmp_path, capsys):
                                                    "version")):
         gpucachex.load_trace(bad)
     assert cli_main(["trace", "info", str(bad)]) == 2
-    assert f"gpucachex trace: error: {bad}: corrupt native trace file" in capsys.readouterr().err
+    assert f"gpucachex trace info: error: {bad}: corrupt native trace file" in capsys.readouterr().err
 
 
 def test_native_rows_are_checked(tmp_path, monkeypatch):
@@ -1047,7 +1047,7 @@ def test_cli_trace_info_and_convert(tmp_path, capsys):
 def test_cli_trace_errors_exit_2(tmp_path, capsys):
     bad = write(tmp_path, header() + tb(0, {0: ["0010 ffffffff 0 EXIT 0"]}))
     assert cli_main(["trace", "info", str(bad)]) == 2
-    assert re.search(rf"gpucachex trace: error: {re.escape(str(bad))}:\d+: expected the memory width",
+    assert re.search(rf"gpucachex trace info: error: {re.escape(str(bad))}:\d+: expected the memory width",
                      capsys.readouterr().err)
     assert cli_main(["trace", "info", str(tmp_path / "none.traceg")]) == 2
     assert "no such trace file" in capsys.readouterr().err
