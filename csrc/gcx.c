@@ -1,6 +1,7 @@
 /* Shared helpers of the C core: error recording and random-number seeding. */
 #include "gcx.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -26,6 +27,17 @@ gcx_numtext gcx_num(double value)
     }
     snprintf(t.s, sizeof t.s, "%.17g", value); /* 17 digits read back any double; NaN never compares equal */
     return t;
+}
+
+int gcx_check_number(const char *prefix, const char *name, double value, double lo, double hi, int integer,
+                     gcx_error *err)
+{
+    if (!(isfinite(value) && value >= lo && value <= hi))
+        return gcx_fail(err, GCX_ERR_VALUE, "%s%s must be between %s and %s, got %s", prefix, name, gcx_num(lo).s,
+                        gcx_num(hi).s, gcx_num(value).s);
+    if (integer && value != floor(value))
+        return gcx_fail(err, GCX_ERR_VALUE, "%s%s must be an integer, got %s", prefix, name, gcx_num(value).s);
+    return GCX_OK;
 }
 
 static uint64_t splitmix64(uint64_t *x)

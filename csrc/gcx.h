@@ -42,6 +42,12 @@ typedef struct gcx_numtext {
 
 gcx_numtext gcx_num(double value);
 
+/* The range check of every numeric setting (configuration keys, technique and policy parameters):
+ * GCX_OK, or a failure "<prefix><name> must be between LO and HI, got V" (NaN and infinities too),
+ * or "... must be an integer" when `integer` and `value` has a fraction. */
+int gcx_check_number(const char *prefix, const char *name, double value, double lo, double hi, int integer,
+                     gcx_error *err);
+
 /* xoshiro256** seeded through splitmix64: fast, good quality, and its state lives in the
  * object that owns it, so two simulations never share a stream. */
 typedef struct gcx_rng {

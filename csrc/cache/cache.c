@@ -3,6 +3,7 @@
 #include "cache/cache.h"
 #include "cache/set_search.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,16 +35,14 @@ int gcx_cache_check_config(const gcx_cache_config *cfg, gcx_error *err)
         return gcx_fail(err, GCX_ERR_VALUE, "the fermi set index needs 32 or 64 sets, got %u", cfg->sets);
     if (!cfg->policy)
         return gcx_fail(err, GCX_ERR_VALUE, "no replacement policy given");
+    char prefix[96];
+    snprintf(prefix, sizeof prefix, "policy %s: ", cfg->policy->name);
     for (int i = 0; i < cfg->policy->n_params; i++) {
         const gcx_param_spec *p = &cfg->policy->params[i];
-        double v = cfg->policy_params[i];
-        if (!(v >= p->min_value && v <= p->max_value))
-            return gcx_fail(err, GCX_ERR_VALUE, "policy %s: %s must be between %s and %s, got %s",
-                            cfg->policy->name, p->name, gcx_num(p->min_value).s, gcx_num(p->max_value).s,
-                            gcx_num(v).s);
-        if (p->is_integer && v != (double)(int64_t)v)
-            return gcx_fail(err, GCX_ERR_VALUE, "policy %s: %s must be an integer, got %s", cfg->policy->name,
-                            p->name, gcx_num(v).s);
+        int rc = gcx_check_number(prefix, p->name, cfg->policy_params[i], p->min_value, p->max_value, p->is_integer,
+                                  err);
+        if (rc != GCX_OK)
+            return rc;
     }
     return GCX_OK;
 }

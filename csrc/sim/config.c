@@ -288,16 +288,13 @@ int gcx_config_set_number(gcx_gpu_config *cfg, const gcx_key *key, double value,
 {
     if (key->type != GCX_KEY_INT && key->type != GCX_KEY_FLOAT && key->type != GCX_KEY_BOOL)
         return gcx_fail(err, GCX_ERR_VALUE, "%s expects a name, got the number %s", key->name, gcx_num(value).s);
-    if (!isfinite(value) || value < key->min_value || value > key->max_value)
-        return gcx_fail(err, GCX_ERR_VALUE, "%s must be between %s and %s, got %s", key->name, gcx_num(key->min_value).s,
-                        gcx_num(key->max_value).s, gcx_num(value).s);
-    if (key->type == GCX_KEY_FLOAT) {
+    int rc = gcx_check_number("", key->name, value, key->min_value, key->max_value, key->type != GCX_KEY_FLOAT, err);
+    if (rc != GCX_OK)
+        return rc;
+    if (key->type == GCX_KEY_FLOAT)
         *gcx_config_float(cfg, key) = value;
-        return GCX_OK;
-    }
-    if (value != floor(value))
-        return gcx_fail(err, GCX_ERR_VALUE, "%s must be an integer, got %s", key->name, gcx_num(value).s);
-    *gcx_config_int(cfg, key) = (int64_t)value;
+    else
+        *gcx_config_int(cfg, key) = (int64_t)value;
     return GCX_OK;
 }
 
@@ -351,13 +348,10 @@ int gcx_config_set_param(gcx_gpu_config *cfg, const char *name, double value, gc
     double *slot;
     const gcx_param_spec *pp = policy_param_of(cfg, name, &slot);
     if (pp) {
-        if (!isfinite(value) || value < pp->min_value || value > pp->max_value)
-            return gcx_fail(err, GCX_ERR_VALUE, "%s must be between %s and %s, got %s", name, gcx_num(pp->min_value).s,
-                            gcx_num(pp->max_value).s, gcx_num(value).s);
-        if (pp->is_integer && value != floor(value))
-            return gcx_fail(err, GCX_ERR_VALUE, "%s must be an integer, got %s", name, gcx_num(value).s);
-        *slot = value;
-        return GCX_OK;
+        int rc = gcx_check_number("", name, value, pp->min_value, pp->max_value, pp->is_integer, err);
+        if (rc == GCX_OK)
+            *slot = value;
+        return rc;
     }
     int i = param_index(name);
     if (i < 0)
@@ -366,13 +360,10 @@ int gcx_config_set_param(gcx_gpu_config *cfg, const char *name, double value, gc
     const gcx_param_spec *p = param_at((size_t)i, &choices);
     if (choices)
         return gcx_fail(err, GCX_ERR_VALUE, "%s must be one of %s, got the number %s", name, choices, gcx_num(value).s);
-    if (!isfinite(value) || value < p->min_value || value > p->max_value)
-        return gcx_fail(err, GCX_ERR_VALUE, "%s must be between %s and %s, got %s", name, gcx_num(p->min_value).s,
-                        gcx_num(p->max_value).s, gcx_num(value).s);
-    if (p->is_integer && value != floor(value))
-        return gcx_fail(err, GCX_ERR_VALUE, "%s must be an integer, got %s", name, gcx_num(value).s);
-    cfg->param_value[i] = value;
-    return GCX_OK;
+    int rc = gcx_check_number("", name, value, p->min_value, p->max_value, p->is_integer, err);
+    if (rc == GCX_OK)
+        cfg->param_value[i] = value;
+    return rc;
 }
 
 int gcx_config_set_param_name(gcx_gpu_config *cfg, const char *name, const char *value, gcx_error *err)
