@@ -164,25 +164,27 @@ void gcx_gpu_free(gcx_gpu *g)
 static uint32_t cta_limit(const gcx_gpu_config *c, const gcx_kernel *k, const char **why, uint64_t *need,
                           uint64_t *have)
 {
-    /* need/have: what one CTA takes of the tightest resource and what an SM has of it, for the
-     * message when not even one CTA fits. */
-    uint64_t lim = (uint64_t)c->max_ctas_per_sm;
-    *why = "core.max_ctas"; *need = 1; *have = (uint64_t)c->max_ctas_per_sm;
-    uint64_t t = (uint64_t)c->max_threads_per_sm / gcx_cta_threads(k);
-    if (t < lim) {
-        lim = t; *why = "core.max_threads"; *need = gcx_cta_threads(k); *have = (uint64_t)c->max_threads_per_sm;
-    }
-    t = (uint64_t)c->max_warps_per_sm / k->warps_per_cta;
-    if (t < lim) { lim = t; *why = "core.max_warps"; *need = k->warps_per_cta; *have = (uint64_t)c->max_warps_per_sm; }
-    if (k->nregs) {
-        t = (uint64_t)c->registers_per_sm / gcx_cta_regs(k);
+    /* Each limit: what one CTA takes of it and what an SM has (need 0: the kernel takes none). The
+     * tightest one, the first of equals, also names the limit when not even one CTA fits. */
+    const struct { const char *key; uint64_t need, have; } limits[] = {
+        {"core.max_ctas", 1, (uint64_t)c->max_ctas_per_sm},
+        {"core.max_threads", gcx_cta_threads(k), (uint64_t)c->max_threads_per_sm},
+        {"core.max_warps", k->warps_per_cta, (uint64_t)c->max_warps_per_sm},
+        {"core.registers", k->nregs ? gcx_cta_regs(k) : 0, (uint64_t)c->registers_per_sm},
+        {"core.shmem_bytes", k->shmem_bytes, (uint64_t)c->shmem_per_sm},
+    };
+    uint64_t lim = UINT64_MAX;
+    *why = limits[0].key; *need = limits[0].need; *have = limits[0].have; /* max_ctas: always a limit */
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+        if (!limits[i].need)
+            continue;
+        uint64_t t = limits[i].have / limits[i].need;
         if (t < lim) {
-            lim = t; *why = "core.registers"; *need = gcx_cta_regs(k); *have = (uint64_t)c->registers_per_sm;
+            lim = t;
+            *why = limits[i].key;
+            *need = limits[i].need;
+            *have = limits[i].have;
         }
-    }
-    if (k->shmem_bytes) {
-        t = (uint64_t)c->shmem_per_sm / k->shmem_bytes;
-        if (t < lim) { lim = t; *why = "core.shmem_bytes"; *need = k->shmem_bytes; *have = (uint64_t)c->shmem_per_sm; }
     }
     return (uint32_t)lim;
 }
