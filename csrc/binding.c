@@ -50,8 +50,6 @@ static int format_is(const char *fmt, const char *codes)
     return fmt[0] != '\0' && fmt[1] == '\0' && strchr(codes, fmt[0]) != NULL;
 }
 
-/* Borrow a one-dimensional, C-contiguous buffer of the given element kind from `obj`, or raise
- * a TypeError/ValueError naming the argument. On success the caller must PyBuffer_Release. */
 /* The core reads items through typed pointers: an array at an odd offset into its memory
  * (numpy.frombuffer(..., offset=1)) would be read misaligned, which C leaves undefined. */
 static int buf_aligned(const Py_buffer *view)
@@ -59,6 +57,8 @@ static int buf_aligned(const Py_buffer *view)
     return view->len == 0 || view->itemsize <= 1 || (uintptr_t)view->buf % (uintptr_t)view->itemsize == 0;
 }
 
+/* Borrow a one-dimensional, C-contiguous buffer of the given element kind from `obj`, or raise
+ * a TypeError/ValueError naming the argument. On success the caller must PyBuffer_Release. */
 static int get_vector(PyObject *obj, const char *arg, enum buf_kind kind, Py_buffer *view)
 {
     if (PyObject_GetBuffer(obj, view, PyBUF_STRIDES | PyBUF_FORMAT) != 0) {
@@ -286,10 +286,9 @@ static int read_policy_params(const gcx_policy *policy, PyObject *params, double
             int too_big = PyErr_ExceptionMatches(PyExc_OverflowError);
             PyErr_Clear();
             if (too_big) {
-                char msg[256]; /* PyErr_Format has no %g */
-                snprintf(msg, sizeof msg, "policy %s: %s must be between %s and %s, got an integer too large for a "
-                         "float", policy->name, name, gcx_num(spec->min_value).s, gcx_num(spec->max_value).s);
-                PyErr_SetString(PyExc_ValueError, msg);
+                PyErr_Format(PyExc_ValueError, "policy %s: %s must be between %s and %s, got an integer too large "
+                             "for a float", policy->name, name, gcx_num(spec->min_value).s,
+                             gcx_num(spec->max_value).s);
             } else {
                 PyErr_Format(PyExc_TypeError, "option %s of policy '%s' must be a number, got %.100s", name,
                              policy->name, Py_TYPE(value)->tp_name);
