@@ -70,6 +70,7 @@ _CACHE_OWN_OPTIONS = {
 
 def cmd_cache(args) -> int:
     from gpucachex.functional import cache_run
+    from gpucachex.sim import _ratio
 
     addrs = _read_addresses(args.trace)
     options = {}
@@ -104,7 +105,7 @@ def cmd_cache(args) -> int:
         raise CliError(str(exc)) from None
     # A hit rate over no access (an empty file) is undefined: NaN (null in JSON), as simulate reports
     # it; a 0 would read as measured (every access missed).
-    stats["hit_rate"] = stats["hits"] / stats["accesses"] if stats["accesses"] else math.nan
+    stats["hit_rate"] = _ratio(stats["hits"], stats["accesses"])
     if args.json:
         print(json.dumps(_json_safe(stats), indent=2, allow_nan=False))
     else:

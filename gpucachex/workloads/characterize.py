@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from gpucachex.functional import cache_run
+from gpucachex.sim import _ratio   # NaN for a rate over nothing, as in the timing model's metrics
 from gpucachex.trace import WARP_SIZE, Flag, OpClass, Space, Trace, popcount32
 
 LINE = 128
@@ -41,14 +42,6 @@ N_SMS = 15
 MAX_CTAS, MAX_THREADS, MAX_REGS, MAX_SHARED = 8, 1536, 32768, 48 * 1024
 L1 = dict(sets=32, ways=4, line_bytes=LINE)          # 16 KB
 L2 = dict(sets=384, ways=16, line_bytes=LINE)        # 768 KB
-
-
-def _ratio(a: float, b: float) -> float:
-    """a / b, NaN when b is zero: a rate or share over nothing (an L1 hit rate when every load bypasses
-    the L1, the reuse split of a trace without re-references) is undefined, and a 0 would read as
-    measured, as in the timing model's metrics. Always the one object math.nan, so that two equal
-    characterizations still compare equal."""
-    return a / b if b else math.nan
 
 
 def ctas_per_sm(kernel) -> int:
